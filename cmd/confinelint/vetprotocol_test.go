@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestVetProtocolCarriesFacts builds confinelint and runs it as go vet's
+// tool on a two-package module: package b names a role that only package a
+// declares, which b can know only from a's facts. A misspelled role in b
+// must still be reported, so the test fails both if facts are lost and if
+// role checking is a no-op.
+func TestVetProtocolCarriesFacts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs go vet")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "confinelint")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	mod := filepath.Join(dir, "mod")
+	writeFiles(t, mod, map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.26\n",
+		"a/a.go": `package a
+
+// Poll is the poll goroutine.
+//
+//confined:entry poll
+func Poll() {}
+`,
+		"b/b.go": `package b
+
+import _ "example.com/m/a"
+
+// Owned is touched only by the poll goroutine that package a declares.
+var Owned int //confined:control poll
+
+// Typo names a role nobody declares.
+var Typo int //confined:control pol
+`,
+	})
+	vet := exec.Command("go", "vet", "-vettool="+bin, "./...")
+	vet.Dir = mod
+	out, err := vet.CombinedOutput()
+	if err == nil {
+		t.Fatalf("go vet succeeded, want the misspelled role reported:\n%s", out)
+	}
+	text := string(out)
+	if !strings.Contains(text, `b.go:9`) || !strings.Contains(text, `"pol"`) {
+		t.Errorf("want the unknown role \"pol\" reported at b.go:9, got:\n%s", text)
+	}
+	if strings.Contains(text, "b.go:6") {
+		t.Errorf("role \"poll\" declared in package a was not carried to b by facts:\n%s", text)
+	}
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package facts
+
+import "strings"
+
+// LockSummary is the lock behaviour of an exported function, for callers in
+// other packages: which locks it needs held, which it leaves held or
+// releases, and which it takes (for lock-order edges through the call).
+type LockSummary struct {
+	Requires       []string // lock paths (see DeclItem.Lock) needed exclusively
+	RequiresShared []string
+	Acquires       []string // held on return
+	Releases       []string // released on return
+	// Takes lists lock classes acquired (and possibly released) inside,
+	// with where, so a caller holding L records the edge L -> class.
+	Takes []Take
+}
+
+// Take is one lock class acquired inside a function.
+type Take struct {
+	Class string // lock class key
+	Pos   string // "file.go:12" witness, file base name only
+	Via   string // call chain inside, "f -> g"
+}
+
+func (*LockSummary) AFact() {}
+
+func (s *LockSummary) String() string {
+	var parts []string
+	add := func(name string, xs []string) {
+		if len(xs) > 0 {
+			parts = append(parts, name+"="+strings.Join(xs, ","))
+		}
+	}
+	add("requires", s.Requires)
+	add("requires_shared", s.RequiresShared)
+	add("acquires", s.Acquires)
+	add("releases", s.Releases)
+	var takes []string
+	for _, t := range s.Takes {
+		takes = append(takes, t.Class)
+	}
+	add("takes", takes)
+	return "locks(" + strings.Join(parts, " ") + ")"
+}
+
+// LockEdges is a package fact: every acquired-while-holding edge observed in
+// the package and its dependencies' facts, so an inversion spanning packages
+// is found in the package that closes the cycle.
+type LockEdges struct {
+	Edges []Edge // sorted by From, To
+}
+
+// Edge says lock class To was acquired while From was held.
+type Edge struct {
+	From, To string
+	// Witness describes where: "pkg.Func: a.go:10 holds From, a.go:12 takes To".
+	Witness string
+}
+
+func (*LockEdges) AFact() {}
+
+func (e *LockEdges) String() string {
+	var parts []string
+	for _, x := range e.Edges {
+		parts = append(parts, x.From+"->"+x.To)
+	}
+	return "edges(" + strings.Join(parts, ", ") + ")"
+}

@@ -1,0 +1,161 @@
+// Package diag is how every confinelint analyzer reports: a finding always
+// has a position, names its rule, carries the chain of calls that proves it
+// as related information, and passes through //confined:ignore suppression.
+package diag
+
+import (
+	"go/ast"
+	"go/token"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/confinelint/confinelint/internal/directive"
+)
+
+// Finding is one diagnostic before suppression.
+type Finding struct {
+	Pos, End token.Pos
+	// Fallback is used when Pos is invalid (synthetic SSA code): the call
+	// site or enclosing function. A finding is never dropped for want of a
+	// position.
+	Fallback token.Pos
+	Rule     string // category, e.g. "foreign-access"
+	Message  string
+	// Chain is the path that proves the finding, root first: each hop is
+	// shown as related information at its position.
+	Chain []Hop
+	Fixes []analysis.SuggestedFix
+}
+
+// Hop is one step of a chain.
+type Hop struct {
+	Pos  token.Pos
+	What string // "onRevoked calls resetCounters"
+}
+
+// Reporter reports one analyzer's findings for one package.
+type Reporter struct {
+	pass     *analysis.Pass
+	analyzer string
+	ignores  []*directive.IgnoreComment
+	used     map[*directive.IgnoreComment]bool
+	seen     map[string]bool
+}
+
+// NewReporter returns a reporter honouring the ignores of set.
+func NewReporter(pass *analysis.Pass, analyzer string, set *directive.Set) *Reporter {
+	r := &Reporter{pass: pass, analyzer: analyzer, used: map[*directive.IgnoreComment]bool{}, seen: map[string]bool{}}
+	if set != nil {
+		r.ignores = set.Ignores
+	}
+	return r
+}
+
+// Report emits f unless an ignore covers it. Identical findings (same
+// position, rule and message) are reported once.
+func (r *Reporter) Report(f Finding) {
+	pos := f.Pos
+	if !pos.IsValid() {
+		pos = f.Fallback
+	}
+	if !pos.IsValid() && len(r.pass.Files) > 0 {
+		pos = r.pass.Files[0].Package
+	}
+	if ig := r.ignoreFor(pos); ig != nil {
+		r.used[ig] = true
+		return
+	}
+	msg := f.Message + " [" + f.Rule + "]"
+	key := r.pass.Fset.Position(pos).String() + msg
+	if r.seen[key] {
+		return
+	}
+	r.seen[key] = true
+	end := f.End
+	if end < pos {
+		end = token.NoPos
+	}
+	d := analysis.Diagnostic{Pos: pos, End: end, Category: f.Rule, Message: msg, SuggestedFixes: f.Fixes}
+	for _, h := range f.Chain {
+		if h.Pos.IsValid() {
+			d.Related = append(d.Related, analysis.RelatedInformation{Pos: h.Pos, Message: h.What})
+		}
+	}
+	r.pass.Report(d)
+}
+
+func (r *Reporter) ignoreFor(pos token.Pos) *directive.IgnoreComment {
+	p := r.pass.Fset.Position(pos)
+	for _, ig := range r.ignores {
+		if ig.Analyzers != nil && !contains(ig.Analyzers, r.analyzer) {
+			continue
+		}
+		if ig.DeclPos.IsValid() && ig.DeclPos <= pos && pos < ig.DeclEnd {
+			return ig
+		}
+		if ig.Line == p.Line && ig.File == p.Filename {
+			return ig
+		}
+	}
+	return nil
+}
+
+// Used returns the ignores this reporter applied, for the unused-ignore
+// check.
+func (r *Reporter) Used() map[*directive.IgnoreComment]bool { return r.used }
+
+// ReportProblems reports the directive problems owned by this analyzer.
+func (r *Reporter) ReportProblems(set *directive.Set) {
+	for _, p := range set.Problems {
+		if p.Analyzer == r.analyzer {
+			r.Report(Finding{Pos: p.Pos, End: p.End, Rule: p.Category, Message: p.Message})
+		}
+	}
+}
+
+// ReportUnusedIgnores reports every ignore for which no analyzer's reporter
+// suppressed a finding. Only the confined analyzer calls it, after the
+// other two have run.
+func (r *Reporter) ReportUnusedIgnores(used ...map[*directive.IgnoreComment]bool) {
+	for _, ig := range r.ignores {
+		hit := r.used[ig]
+		for _, u := range used {
+			hit = hit || u[ig]
+		}
+		if !hit {
+			r.Report(Finding{Pos: ig.Pos, Rule: "unused-ignore", Message: "this //confined:ignore silences no finding; remove it"})
+		}
+	}
+}
+
+// Chain renders names as "a -> b -> c".
+func Chain(names ...string) string { return strings.Join(names, " -> ") }
+
+// EnclosingFunc returns the func declaration containing pos, for
+// fallbacks and fixes.
+func EnclosingFunc(files []*ast.File, pos token.Pos) *ast.FuncDecl {
+	for _, f := range files {
+		if f.FileStart <= pos && pos <= f.FileEnd {
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Pos() <= pos && pos < fd.End() {
+					return fd
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// UsedIgnores is the result type of lockorder and revokepath: the ignores
+// they applied, so confined can report the ones nobody used.
+type UsedIgnores = map[*directive.IgnoreComment]bool
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,189 @@
+package roots
+
+import (
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/facts"
+	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/program"
+)
+
+// Kind says how a goroutine context starts.
+type Kind uint8
+
+const (
+	KindEntry     Kind = iota // a //confined:entry ROLE function: ROLE's goroutine
+	KindDeclared              // an exported or escaping function declared to run on ROLE
+	KindGo                    // a go statement whose target is not an entry
+	KindAsync                 // a function value passed to an asynchronous API
+	KindInterface             // a method implementing an asynchronous interface
+	KindCallback              // a //confined:callback function
+	KindAny                   // a //confined:any function: safe from any goroutine
+	KindUnknown               // exported or escaping, undeclared: callers unknown
+)
+
+// Root is where a context starts.
+type Root struct {
+	Kind Kind
+	// Role is the role the context runs as: the entry's or the declared
+	// role. Empty for foreign contexts (go statements, callbacks...).
+	Role string
+	Func *ssa.Function // the function run at the root (nil if not ours)
+	Pos  token.Pos     // go statement, registering call, or the func
+	// Via names the root for messages: "go statement",
+	// "kgo.OnPartitionsRevoked", "http.Handler.ServeHTTP".
+	Via string
+}
+
+// Foreign reports whether code on this root runs on a goroutine that owns
+// no role (so it may touch no confined state).
+func (r *Root) Foreign() bool { return r.Role == "" && r.Kind != KindUnknown }
+
+// Describe is a phrase for messages: "the goroutine started by
+// kgo.OnPartitionsRevoked", "control's goroutine".
+func (r *Root) Describe() string {
+	switch r.Kind {
+	case KindEntry, KindDeclared:
+		return r.Role + "'s goroutine"
+	case KindGo:
+		return "the goroutine started by the go statement"
+	case KindAsync:
+		return "the goroutine started by " + r.Via
+	case KindInterface:
+		return "a " + r.Via + " goroutine"
+	case KindCallback:
+		return "the goroutine running callback " + r.Via
+	case KindAny:
+		return "any goroutine (" + r.Via + " is //confined:any)"
+	}
+	return "unknown callers' goroutines (" + r.Via + ")"
+}
+
+// Reach is one way a function runs in a context: the root and the chain of
+// calls from the root's function to it.
+type Reach struct {
+	Root  *Root
+	Chain []*ssa.Function // Chain[0] is Root.Func, the last is the function
+	Sites []token.Pos     // Sites[i] is where Chain[i] calls Chain[i+1]
+}
+
+// Edge is a synchronous call from one function of the package to another
+// (including function values assumed to be called synchronously).
+type Edge struct {
+	Callee *ssa.Function
+	Site   token.Pos
+}
+
+// Contexts is the result for one package.
+type Contexts struct {
+	Roots []*Root
+	reach map[*ssa.Function][]Reach
+	calls map[*ssa.Function][]Edge
+	// rootOf marks functions whose context is fixed by declaration or by
+	// being a root, so inference stops there.
+	rootOf map[*ssa.Function]*Root
+	// escapes marks functions whose address escapes.
+	escapes map[*ssa.Function]bool
+}
+
+// Of returns the contexts fn can run on, roots in discovery order.
+func (c *Contexts) Of(fn *ssa.Function) []Reach { return c.reach[fn] }
+
+// Calls returns fn's synchronous calls to functions of this package.
+func (c *Contexts) Calls(fn *ssa.Function) []Edge { return c.calls[fn] }
+
+// RootOf returns the root fn itself is, if any.
+func (c *Contexts) RootOf(fn *ssa.Function) *Root { return c.rootOf[fn] }
+
+// Escapes reports whether fn's address escapes (stored, converted to an
+// interface, returned or passed to an asynchronous API).
+func (c *Contexts) Escapes(fn *ssa.Function) bool { return c.escapes[fn] }
+
+// Names renders a reach's chain: "onRevoked -> resetCounters".
+func (r Reach) Names(from *types.Package) []string {
+	out := make([]string, len(r.Chain))
+	for i, fn := range r.Chain {
+		out[i] = program.FuncName(fn, from)
+	}
+	return out
+}
+
+// Compute finds the roots of p and propagates them through synchronous calls
+// to every function they reach.
+func Compute(p *program.Package, table *Table) *Contexts {
+	b := &builder{p: p, table: table, c: &Contexts{
+		reach:   map[*ssa.Function][]Reach{},
+		calls:   map[*ssa.Function][]Edge{},
+		rootOf:  map[*ssa.Function]*Root{},
+		escapes: map[*ssa.Function]bool{},
+	}}
+	for _, fn := range p.Funcs {
+		b.scan(fn)
+	}
+	for _, fn := range p.Funcs {
+		b.declaredRoot(fn)
+	}
+	b.interfaceRoots()
+	b.propagate()
+	return b.c
+}
+
+type builder struct {
+	p     *program.Package
+	table *Table
+	c     *Contexts
+}
+
+func (b *builder) addRoot(r *Root) {
+	if r.Func != nil {
+		if _, ok := b.c.rootOf[r.Func]; !ok || r.Kind < b.c.rootOf[r.Func].Kind {
+			b.c.rootOf[r.Func] = r
+		}
+	}
+	b.c.Roots = append(b.c.Roots, r)
+}
+
+// declaredRoot makes fn a root if its declaration or visibility fixes its
+// context.
+func (b *builder) declaredRoot(fn *ssa.Function) {
+	d := b.p.FuncDecl(fn)
+	name := program.FuncName(fn, b.p.Pass.Pkg)
+	if it, ok := d.Has(string(directive.Entry)); ok {
+		b.addRoot(&Root{Kind: KindEntry, Role: it.Role, Func: fn, Pos: fn.Pos(), Via: name})
+		return
+	}
+	if _, ok := d.Has(string(directive.Callback)); ok {
+		b.addRoot(&Root{Kind: KindCallback, Func: fn, Pos: fn.Pos(), Via: name})
+		return
+	}
+	exported := fn.Parent() == nil && fn.Object() != nil && (fn.Object().Exported() || fn.Name() == "main" || fn.Name() == "init")
+	if !exported && !b.c.escapes[fn] {
+		return
+	}
+	if role, ok := DeclaredRole(d); ok {
+		b.addRoot(&Root{Kind: KindDeclared, Role: role, Func: fn, Pos: fn.Pos(), Via: name})
+		return
+	}
+	if _, ok := d.Has(string(directive.Any)); ok {
+		b.addRoot(&Root{Kind: KindAny, Func: fn, Pos: fn.Pos(), Via: name})
+		return
+	}
+	if _, already := b.c.rootOf[fn]; already {
+		return
+	}
+	b.addRoot(&Root{Kind: KindUnknown, Func: fn, Pos: fn.Pos(), Via: name})
+}
+
+// DeclaredRole is the role a declaration confines a function to: control,
+// drain and commit each name one.
+func DeclaredRole(d *facts.Decl) (string, bool) {
+	for _, v := range []directive.Verb{directive.Control, directive.Drain, directive.Commit} {
+		if it, ok := d.Has(string(v)); ok {
+			return it.Role, true
+		}
+	}
+	return "", false
+}
