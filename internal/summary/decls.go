@@ -65,6 +65,8 @@ func relativePath(lp *directive.LockPath) string {
 		s = "param" + strconv.Itoa(lp.Param)
 	case directive.RootField:
 		s = "field"
+	case directive.RootResult:
+		s = "result" + strconv.Itoa(lp.Param)
 	case directive.RootGlobal:
 		return "global"
 	}

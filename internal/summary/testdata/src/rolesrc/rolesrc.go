@@ -5,7 +5,8 @@ import "sync"
 // Poller runs the poll loop.
 type Poller struct {
 	mu    sync.Mutex
-	count int //confined:guardedby mu
+	//confined:guardedby mu
+	count int // want count:"decl\\(guardedby mu\\)"
 }
 
 // Poll is the poll goroutine.

@@ -6,4 +6,6 @@ import "rolesrc"
 var Use = rolesrc.Poller{}
 
 // Owned names the role rolesrc declares.
-var Owned int //confined:control poll
+//
+//confined:control poll
+var Owned int // want Owned:"decl\\(control poll\\)"
