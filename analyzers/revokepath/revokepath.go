@@ -26,7 +26,12 @@ var Analyzer = &analysis.Analyzer{
 
 func run(pass *analysis.Pass) (any, error) {
 	res := pass.ResultOf[summary.Analyzer].(*summary.Result)
-	r := diag.NewReporter(pass, Analyzer.Name, res.Directives())
+	r := diag.NewReporter(pass, directive.RevokePath, res.Directives())
 	r.ReportProblems(res.Directives())
+	if res.Commits != nil {
+		for _, f := range res.Commits.Findings {
+			r.Report(f)
+		}
+	}
 	return r.Used(), nil
 }
