@@ -8,6 +8,10 @@ import "strings"
 // wrong goroutine with the full chain.
 type Ownership struct {
 	Accesses []Access // sorted by State, then Role
+	// Implied is the role a runtime owner.Assert() in an otherwise
+	// undeclared function confines it to: callers treat it as declared
+	// //confined:control Implied.
+	Implied string
 }
 
 // Access is one reach of confined state.
@@ -15,16 +19,23 @@ type Access struct {
 	State string   // the state as users name it: "Consumer.inflight", "pkg.offsets"
 	Role  string   // the role that owns it
 	Write bool     // whether any reach writes
-	Chain []string // function names from the summarised function to the access
+	Call  bool     // State is a function confined to Role, called
+	Chain []string // function names from the summarised function to the access, package-qualified
 }
 
 func (*Ownership) AFact() {}
 
 func (o *Ownership) String() string {
 	var parts []string
+	if o.Implied != "" {
+		parts = append(parts, "asserts "+o.Implied)
+	}
 	for _, a := range o.Accesses {
 		kind := "reads"
-		if a.Write {
+		switch {
+		case a.Call:
+			kind = "calls"
+		case a.Write:
 			kind = "writes"
 		}
 		parts = append(parts, kind+" "+a.State+"@"+a.Role+" via "+strings.Join(a.Chain, " -> "))

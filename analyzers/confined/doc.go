@@ -14,5 +14,39 @@
 // state must declare their role, and pair the declaration with a runtime
 // assertion (confine.Owner).
 //
+// Findings, by rule id:
+//
+//   - foreign-access: ROLE state read or written, or a ROLE function
+//     called, on a goroutine that is not ROLE's (a go statement, an
+//     asynchronous API, a handler, a callback, another role's entry). At
+//     the access, with the chain from the root, e.g.
+//     "c.inflight is confined to control but written on the goroutine
+//     started by kgo.OnPartitionsRevoked: onRevoked -> resetCounters ->
+//     c.inflight".
+//   - undeclared-role: an exported or escaping function, whose callers are
+//     unknown, touches ROLE state itself or through unexported callees
+//     without declaring //confined:control ROLE. At the func line, with a
+//     suggested fix adding the directive. Calls of role functions that
+//     assert their owner at runtime do not count; tests, benchmarks, fuzz
+//     tests and examples are exempt.
+//   - missing-bind: a //confined:entry never calls Bind() on a
+//     confine.Owner (in its body or a function it calls).
+//   - missing-assert: an exported or escaping //confined:control function
+//     never calls Assert(). An Assert() in an undeclared function declares
+//     it: its role is that of the Owner field or var asserted (control when
+//     unannotated).
+//   - any-touches-state: a //confined:any function (or one it calls)
+//     touches ROLE state.
+//   - unused-ignore: a //confined:ignore that silenced nothing.
+//
+// Not violations: writes to an object allocated in the same function
+// before it is published (construction: before a go statement, channel
+// send, store into shared memory or asynchronous call hands it out, on
+// any path); accesses through a value received from a channel (the
+// receiver owns it); copies taken out of owned state.
+//
+// Flags: -confined.async=pkg.Func:argN,(*pkg.T).Method:argN adds
+// asynchronous APIs whose function argument runs on another goroutine.
+//
 // See docs/checks.md for every rule with a wrong and a right example.
 package confined

@@ -129,7 +129,8 @@ func (c *collector) placeIgnore(it item, st *site) {
 	d := it.d
 	ig := &IgnoreComment{Pos: d.Pos, Reason: d.Reason}
 	if strings.HasPrefix(d.Spelling, "+") {
-		ig.Analyzers = []string{LockOrder} // +checklocksignore silences checklocks' successor only
+		// The checklocks spelling silences lockorder, checklocks' successor, only.
+		ig.Analyzers = []string{LockOrder}
 	}
 	var at token.Pos
 	switch st.kind {

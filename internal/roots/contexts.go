@@ -123,10 +123,18 @@ func Compute(p *program.Package, table *Table) *Contexts {
 	for _, fn := range p.Funcs {
 		b.scan(fn)
 	}
+	// Package-level var initializers live in the synthetic init, which is
+	// no source function: scan it too, so var hook = f makes f escape.
+	if init := p.SSA.Pkg.Func("init"); init != nil && !p.FuncSet[init] {
+		b.scan(init)
+	}
+	// Interface roots first: an exported ServeHTTP or ConsumeClaim is a
+	// handler root, not an unknown-callers one (declaredRoot skips
+	// functions already rooted).
+	b.interfaceRoots()
 	for _, fn := range p.Funcs {
 		b.declaredRoot(fn)
 	}
-	b.interfaceRoots()
 	b.propagate()
 	return b.c
 }
@@ -135,6 +143,7 @@ type builder struct {
 	p     *program.Package
 	table *Table
 	c     *Contexts
+	named []*types.Named // cache of namedTypes, nil until first use
 }
 
 func (b *builder) addRoot(r *Root) {

@@ -10,6 +10,9 @@ import (
 // namedTypes returns the package's named non-interface types, in source
 // order.
 func (b *builder) namedTypes() []*types.Named {
+	if b.named != nil {
+		return b.named
+	}
 	scope := b.p.Pass.Pkg.Scope()
 	var out []*types.Named
 	for _, name := range scope.Names() {
@@ -24,6 +27,10 @@ func (b *builder) namedTypes() []*types.Named {
 		out = append(out, n)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Obj().Pos() < out[j].Obj().Pos() })
+	if out == nil {
+		out = []*types.Named{} // non-nil: computed, and empty
+	}
+	b.named = out
 	return out
 }
 

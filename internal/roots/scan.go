@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/tools/go/ssa"
 
+	"github.com/confinelint/confinelint/facts"
 	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/program"
 )
@@ -30,6 +31,13 @@ func (b *builder) scanGo(in *ssa.Go) {
 	target := b.local(in.Call.StaticCallee())
 	if target == nil {
 		return
+	}
+	// Function values handed to the new goroutine are assumed to be
+	// called on it: go each(xs, c.apply) runs apply there.
+	for _, arg := range in.Call.Args {
+		if f := b.funcValue(arg); f != nil && f != target {
+			b.c.calls[target] = append(b.c.calls[target], Edge{Callee: f, Site: in.Pos()})
+		}
 	}
 	if _, isEntry := b.p.FuncDecl(target).Has(string(directive.Entry)); isEntry {
 		return // the entry is a root of its own, with its role
@@ -88,9 +96,8 @@ func (b *builder) calleeInfo(call *ssa.CallCommon, callee *ssa.Function) (string
 		return "", nil
 	}
 	obj = obj.Origin()
-	d := b.p.Decl(obj)
 	var spawns func(int) bool
-	for _, it := range d.Items {
+	for _, it := range declItems(b.p.Decl(obj)) {
 		if it.Verb == string(directive.Spawns) {
 			param := it.Param
 			prev := spawns
@@ -177,4 +184,12 @@ func (b *builder) local(fn *ssa.Function) *ssa.Function {
 		}
 	}
 	return nil
+}
+
+// declItems returns d's items; d is nil for undeclared objects.
+func declItems(d *facts.Decl) []facts.DeclItem {
+	if d == nil {
+		return nil
+	}
+	return d.Items
 }

@@ -4,7 +4,7 @@ import "sync"
 
 // Poller runs the poll loop.
 type Poller struct {
-	mu    sync.Mutex
+	mu sync.Mutex
 	//confined:guardedby mu
 	count int // want count:"decl\\(guardedby mu\\)"
 }

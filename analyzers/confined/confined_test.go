@@ -1,0 +1,52 @@
+package confined_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/confinelint/confinelint/analyzers/confined"
+	"github.com/confinelint/confinelint/internal/roots"
+)
+
+// Each scenario is one package under testdata/src with a buggy and a
+// fixed variant side by side; // want marks every expected finding.
+
+func TestRebalanceKgo(t *testing.T)     { run(t, "rebalancekgo") }
+func TestRebalanceSarama(t *testing.T)  { run(t, "rebalancesarama") }
+func TestDiskRead(t *testing.T)         { run(t, "diskread") }
+func TestAsyncAPIs(t *testing.T)        { run(t, "asyncapis") }
+func TestSharedHelper(t *testing.T)     { run(t, "sharedhelper") }
+func TestCrossPackage(t *testing.T)     { run(t, "crosspkg/a", "crosspkg/b") }
+func TestConstruction(t *testing.T)     { run(t, "construction") }
+func TestDeclareAssert(t *testing.T)    { run(t, "declareassert") }
+func TestReadsAndWrites(t *testing.T)   { run(t, "readwrite") }
+func TestAnyFunctions(t *testing.T)     { run(t, "anyfunc") }
+func TestIgnore(t *testing.T)           { run(t, "ignore") }
+func TestNoAnnotations(t *testing.T)    { run(t, "plain") }
+func TestOtherRoleAndRecv(t *testing.T) { run(t, "roles") }
+func TestRoleCalls(t *testing.T)        { run(t, "calls") }
+
+func TestAPIBoundaryFix(t *testing.T) {
+	t.Parallel()
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), confined.Analyzer, "apiboundary")
+}
+
+// TestAsyncFlag checks that -confined.async makes a user API's function
+// argument a goroutine root; the flag edits roots.Default, restored after.
+// It is the one sequential test: Go resumes the parallel ones after it.
+func TestAsyncFlag(t *testing.T) {
+	saved := roots.Default
+	t.Cleanup(func() { roots.Default = saved })
+	roots.Default = roots.NewTable()
+	if err := confined.Analyzer.Flags.Set("async", "asyncflag.(*Pool).Run:arg0"); err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, analysistest.TestData(), confined.Analyzer, "asyncflag")
+}
+
+func run(t *testing.T, pkgs ...string) {
+	t.Helper()
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), confined.Analyzer, pkgs...)
+}
