@@ -12,20 +12,21 @@ import (
 // Each scenario is one package under testdata/src with a buggy and a
 // fixed variant side by side; // want marks every expected finding.
 
-func TestRebalanceKgo(t *testing.T)     { run(t, "rebalancekgo") }
-func TestRebalanceSarama(t *testing.T)  { run(t, "rebalancesarama") }
-func TestDiskRead(t *testing.T)         { run(t, "diskread") }
-func TestAsyncAPIs(t *testing.T)        { run(t, "asyncapis") }
-func TestSharedHelper(t *testing.T)     { run(t, "sharedhelper") }
-func TestCrossPackage(t *testing.T)     { run(t, "crosspkg/a", "crosspkg/b") }
-func TestConstruction(t *testing.T)     { run(t, "construction") }
-func TestDeclareAssert(t *testing.T)    { run(t, "declareassert") }
-func TestReadsAndWrites(t *testing.T)   { run(t, "readwrite") }
-func TestAnyFunctions(t *testing.T)     { run(t, "anyfunc") }
-func TestIgnore(t *testing.T)           { run(t, "ignore") }
-func TestNoAnnotations(t *testing.T)    { run(t, "plain") }
-func TestOtherRoleAndRecv(t *testing.T) { run(t, "roles") }
-func TestRoleCalls(t *testing.T)        { run(t, "calls") }
+func TestRebalanceKgo(t *testing.T)               { run(t, "rebalancekgo") }
+func TestRebalanceSarama(t *testing.T)            { run(t, "rebalancesarama") }
+func TestDiskRead(t *testing.T)                   { run(t, "diskread") }
+func TestAsyncAPIs(t *testing.T)                  { run(t, "asyncapis") }
+func TestSharedHelper(t *testing.T)               { run(t, "sharedhelper") }
+func TestCrossPackage(t *testing.T)               { run(t, "crosspkg/a", "crosspkg/b") }
+func TestConstruction(t *testing.T)               { run(t, "construction") }
+func TestDeclareAssert(t *testing.T)              { run(t, "declareassert") }
+func TestReadsAndWrites(t *testing.T)             { run(t, "readwrite") }
+func TestAnyFunctions(t *testing.T)               { run(t, "anyfunc") }
+func TestIgnore(t *testing.T)                     { run(t, "ignore") }
+func TestNoAnnotations(t *testing.T)              { run(t, "plain") }
+func TestOtherRoleAndRecv(t *testing.T)           { run(t, "roles") }
+func TestRoleCalls(t *testing.T)                  { run(t, "calls") }
+func TestCommitCallLeftToRevokepath(t *testing.T) { run(t, "commitcall") }
 
 func TestAPIBoundaryFix(t *testing.T) {
 	t.Parallel()

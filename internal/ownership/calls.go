@@ -9,6 +9,7 @@ import (
 
 	"github.com/confinelint/confinelint/facts"
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/program"
 	"github.com/confinelint/confinelint/internal/roots"
 )
@@ -28,6 +29,9 @@ func (e *engine) callAccesses(fn *ssa.Function, in ssa.CallInstruction) []access
 	obj, ok := callee.Object().(*types.Func)
 	if !ok || obj.Pkg() == nil || obj.Pkg() == e.p.Pass.Pkg {
 		return nil // calls within the package: see localAccesses
+	}
+	if commitOnly(e.p.FuncDecl(callee)) {
+		return nil // revokepath reports a commit called off its role
 	}
 	if role, ok := e.declaredRole(callee); ok {
 		name := program.FuncName(callee, e.p.Pass.Pkg)
@@ -64,6 +68,9 @@ func (e *engine) localAccesses(fn *ssa.Function) []access {
 		if !pos.IsValid() {
 			pos = fn.Pos()
 		}
+		if commitOnly(e.p.FuncDecl(edge.Callee)) {
+			continue // revokepath reports a commit called off its role
+		}
 		if role, ok := e.declaredRole(edge.Callee); ok {
 			out = append(out, access{role: role, kind: call, pos: pos, state: e.name(edge.Callee), key: program.FuncName(edge.Callee, nil), checked: e.asserts[edge.Callee]})
 			continue
@@ -71,6 +78,19 @@ func (e *engine) localAccesses(fn *ssa.Function) []access {
 		e.localCalls[fn] = append(e.localCalls[fn], localCall{callee: edge.Callee, pos: pos})
 	}
 	return out
+}
+
+// commitOnly reports whether d declares a commit and no other role: calling
+// it on a foreign goroutine is revokepath's inline-commit finding, so
+// confined stays silent there (one finding per problem). Its body is still
+// checked as running on its role.
+func commitOnly(d *facts.Decl) bool {
+	if _, ok := d.Has(string(directive.Commit)); !ok {
+		return false
+	}
+	_, control := d.Has(string(directive.Control))
+	_, drain := d.Has(string(directive.Drain))
+	return !control && !drain
 }
 
 // localCall is a call of one of this package's functions, kept to expand
