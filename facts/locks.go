@@ -13,6 +13,17 @@ type LockSummary struct {
 	// Takes lists lock classes acquired (and possibly released) inside,
 	// with where, so a caller holding L records the edge L -> class.
 	Takes []Take
+	// Effects is the net effect on the caller's locks, with classes, in
+	// the order acquires then releases, each sorted by Path.
+	Effects []Effect
+}
+
+// Effect is one lock a function leaves held (Release false) or releases.
+type Effect struct {
+	Path    string // "recv.mu", "param1.mu" or "g:pkgpath.var"
+	Class   string // lock class key
+	Shared  bool
+	Release bool
 }
 
 // Take is one lock class acquired inside a function.
@@ -20,6 +31,11 @@ type Take struct {
 	Class string // lock class key
 	Pos   string // "file.go:12" witness, file base name only
 	Via   string // call chain inside, "f -> g"
+	// Path is the lock's path relative to the function ("recv.mu",
+	// "param0.mu", "g:pkgpath.var"), "" when it is local to the function:
+	// a caller holding the same path deadlocks (double lock).
+	Path   string
+	Shared bool
 }
 
 func (*LockSummary) AFact() {}

@@ -11,5 +11,10 @@
 // excludes and before (or gVisor checklocks comments) it checks each access
 // and call against the declared contract, with full RWMutex semantics.
 //
-// See docs/checks.md for every rule with a wrong and a right example.
+// Rules: lock-order, double-lock, lock-upgrade, lock-leak, unlock-not-held,
+// guardedby, guardedby-write-shared, requires, excludes, acquires,
+// releases, before-order, atomic, blocking-held.
+//
+// See docs/checks.md for every rule with a wrong and a right example, and
+// internal/locks for the decisions where the contract is silent.
 package lockorder

@@ -26,7 +26,10 @@ var Analyzer = &analysis.Analyzer{
 
 func run(pass *analysis.Pass) (any, error) {
 	res := pass.ResultOf[summary.Analyzer].(*summary.Result)
-	r := diag.NewReporter(pass, Analyzer.Name, res.Directives())
+	r := diag.NewReporter(pass, directive.LockOrder, res.Directives())
 	r.ReportProblems(res.Directives())
+	for _, f := range res.Locks.Findings() {
+		r.Report(f)
+	}
 	return r.Used(), nil
 }

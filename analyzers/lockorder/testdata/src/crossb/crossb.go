@@ -1,0 +1,33 @@
+package crossb
+
+import "crossa"
+
+func inverted(r *crossa.Registry) {
+	r.Mu.Lock()
+	crossa.Touch() // want `lock order inversion: Global then Registry.Mu in crossa.Register \(crossa.go:16 -> crossa.go:18\) but Registry.Mu then Global in inverted \(crossb.go:6 -> crossb.go:7 via crossa.Touch\) \[lock-order\]`
+	r.Mu.Unlock()
+}
+
+func doubled(r *crossa.Registry) {
+	r.Lock()
+	r.Mu.Lock() // want `Registry.Mu locked again while held since crossb.go:12: self-deadlock \[double-lock\]`
+	r.Mu.Unlock()
+	r.Mu.Unlock()
+}
+
+func fine(r *crossa.Registry) {
+	crossa.Touch()
+	r.Lock()
+	r.Mu.Unlock()
+}
+
+func deposit(a *crossa.Account) {
+	a.Deposit(1) // want `call to crossa.Account.Deposit requires Account.Mu held exclusively, but it is not held here \[requires\]`
+	a.Mu.RLock()
+	_ = a.Balance
+	a.Balance = 2 // want `write to Account.Balance with Account.Mu only read-locked \(since crossb.go:26\): writes need Lock \[guardedby-write-shared\]`
+	a.Mu.RUnlock()
+	a.Mu.Lock()
+	a.Deposit(2)
+	a.Mu.Unlock()
+}

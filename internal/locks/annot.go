@@ -1,0 +1,230 @@
+package locks
+
+import (
+	"github.com/confinelint/confinelint/internal/diag"
+	"go/token"
+	"go/types"
+	"sort"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/facts"
+	"github.com/confinelint/confinelint/internal/directive"
+)
+
+// declHold turns a declared lock of fn (requires, acquires...) into a hold
+// at path relative to fn.
+func declHold(sig *types.Signature, it facts.DeclItem, shared bool, pos token.Pos) (Hold, bool) {
+	p := fromDeclPath(sig, it.Lock, it.LockClass, "")
+	if p == "" {
+		return Hold{}, false
+	}
+	return Hold{Path: p, Class: it.LockClass, Name: shortClass(it.LockClass), Shared: shared, Pos: pos}, true
+}
+
+// declaredEntry is the state fn starts in: the locks it requires or
+// releases are held by its caller.
+func (e *engine) declaredEntry(fn *ssa.Function) State {
+	var s State
+	for _, it := range items(e.p.FuncDecl(fn)) {
+		switch directive.Verb(it.Verb) {
+		case directive.Requires, directive.Releases, directive.RequiresShared, directive.ReleasesShared:
+			shared := it.Verb == string(directive.RequiresShared) || it.Verb == string(directive.ReleasesShared)
+			if h, ok := declHold(fn.Signature, it, shared, fn.Pos()); ok {
+				s = s.with(h)
+			}
+		}
+	}
+	return s
+}
+
+// checkCallDecl checks a call against the callee's requires and excludes.
+func (w *walker) checkCallDecl(t target, pos token.Pos, s State) {
+	obj, ok := t.fn.Object().(*types.Func)
+	if !ok {
+		return
+	}
+	name := w.e.funcName(t.fn)
+	for _, it := range items(w.e.p.Decl(obj)) {
+		verb := directive.Verb(it.Verb)
+		switch verb {
+		case directive.Requires, directive.RequiresShared, directive.Excludes, directive.ExcludesWrite:
+		default:
+			continue
+		}
+		h, ok := declHold(t.fn.Signature, it, false, pos)
+		if !ok {
+			continue
+		}
+		p, ok := rewrite(h.Path, t.args, t.binds)
+		if !ok {
+			continue
+		}
+		held, isHeld := s.find(p)
+		if !isHeld && !portable(p) {
+			held, isHeld = s.findClass(h.Class)
+		}
+		switch verb {
+		case directive.Requires:
+			if !isHeld || held.Shared && !held.Maybe {
+				if !isHeld || !held.Maybe {
+					w.e.find(pos, "requires", "call to "+name+" requires "+h.Name+" held exclusively"+heldText(isHeld, held))
+				}
+			}
+		case directive.RequiresShared:
+			if !isHeld {
+				w.e.find(pos, "requires", "call to "+name+" requires "+h.Name+" held (at least shared)")
+			}
+		case directive.Excludes:
+			if isHeld && !held.Maybe {
+				w.e.find(pos, "excludes", "call to "+name+" while holding "+h.Name+" (taken at "+w.e.at(held.Pos)+"): it must not be held")
+			}
+		case directive.ExcludesWrite:
+			if isHeld && !held.Maybe && !held.Shared {
+				w.e.find(pos, "excludes", "call to "+name+" while holding "+h.Name+" exclusively (taken at "+w.e.at(held.Pos)+")")
+			}
+		}
+	}
+}
+
+func heldText(isHeld bool, h Hold) string {
+	if isHeld && h.Shared {
+		return ", but it is only read-locked here"
+	}
+	return ", but it is not held here"
+}
+
+// findClass finds a hold of class.
+func (s State) findClass(class string) (Hold, bool) {
+	for _, h := range s.holds {
+		if h.Class == class && class != "" {
+			return h, true
+		}
+	}
+	return Hold{}, false
+}
+
+// finishReturns checks every return path of the function against its
+// declared and inferred effects and records the summary's acquires.
+//
+// A lock taken here, definitely held on one return path and definitely
+// released on another, is a leak on the first [lock-leak] (a lock handed
+// to a callback for release, or taken by a TryLock, is not). One held on every return is
+// the function's effect (a lock helper), inferred as if declared acquires.
+func (w *walker) finishReturns() {
+	decl := w.e.p.FuncDecl(w.fn)
+	mustHold := map[string]Hold{}
+	mustRelease := map[string]Hold{}
+	for _, it := range items(decl) {
+		h, ok := declHold(w.fn.Signature, it, false, w.fn.Pos())
+		if !ok {
+			continue
+		}
+		switch directive.Verb(it.Verb) {
+		case directive.Acquires, directive.AcquiresShared:
+			h.Shared = it.Verb == string(directive.AcquiresShared)
+			mustHold[h.Path] = h
+		case directive.Releases, directive.ReleasesShared:
+			h.Shared = it.Verb == string(directive.ReleasesShared)
+			mustRelease[h.Path] = h
+		}
+	}
+	count := map[string]int{}     // returns holding the path
+	released := map[string]bool{} // some return path took and released it
+	for _, r := range w.rets {
+		for _, h := range r.state.holds {
+			if _, atEntry := w.entry.find(h.Path); !h.Maybe && !atEntry {
+				count[h.Path]++
+			}
+		}
+		for _, p := range r.state.released {
+			released[p] = true
+		}
+	}
+	for _, r := range w.rets {
+		for _, h := range r.state.holds {
+			_, atEntry := w.entry.find(h.Path)
+			_, declared := mustHold[h.Path]
+			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && released[h.Path] {
+				w.e.find(r.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
+					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+			}
+			if d, ok := mustRelease[h.Path]; ok && w.report && !h.Maybe {
+				w.e.find(r.pos, "releases", d.Name+" is declared released but is still held on this return path")
+			}
+		}
+		for _, d := range sortedHolds(mustHold) {
+			if h, ok := r.state.find(d.Path); w.report && (!ok || h.Maybe) {
+				w.e.find(r.pos, "acquires", d.Name+" is declared acquired but is not held on this return path")
+			}
+		}
+	}
+	// The summary: declared effects, plus locks held on every return.
+	for _, d := range sortedHolds(mustHold) {
+		w.info.acquires = append(w.info.acquires, d)
+	}
+	if len(w.rets) > 0 {
+		for _, h := range w.rets[0].state.holds {
+			if _, declared := mustHold[h.Path]; !declared && count[h.Path] == len(w.rets) && portable(h.Path) {
+				h.Maybe, h.Loop = false, false
+				w.info.acquires = append(w.info.acquires, h)
+			}
+		}
+	}
+	// A caller's lock released inside counts only if no return path holds
+	// it again (release, work, re-acquire is no net effect).
+	kept := w.info.releases[:0]
+	for _, r := range w.info.releases {
+		again := false
+		for _, ret := range w.rets {
+			if _, held := ret.state.find(r.Path); held {
+				again = true
+			}
+		}
+		if !again {
+			kept = append(kept, r)
+		}
+	}
+	w.info.releases = kept
+	for _, d := range sortedHolds(mustRelease) {
+		w.info.addRelease(d)
+	}
+}
+
+func sortedHolds(m map[string]Hold) []Hold {
+	var out []Hold
+	for _, h := range m {
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// checkBefore reports taking h while holding o when h's lock is declared
+// //confined:before o's.
+func (w *walker) checkBefore(o, h Hold, pos token.Pos) bool {
+	v := w.e.classVars[h.Class]
+	if v == nil {
+		return false
+	}
+	for _, it := range items(w.e.p.Decl(v)) {
+		if it.Verb == string(directive.Before) && it.LockClass == o.Class {
+			if w.report {
+				w.e.find(pos, "before-order", h.Name+" is declared before "+o.Name+" but is taken while "+o.Name+" is held (since "+w.e.at(o.Pos)+")")
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// checkDeclarations is the place for declaration-level checks.
+func (e *engine) checkDeclarations() {}
+
+// items is d's items; a nil Decl (no directive) has none.
+func items(d *facts.Decl) []facts.DeclItem {
+	if d == nil {
+		return nil
+	}
+	return d.Items
+}

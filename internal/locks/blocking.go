@@ -1,0 +1,230 @@
+package locks
+
+import (
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/roots"
+)
+
+// The blocking rule is the contract's narrow one: a lock held across a
+// blocking operation is reported only when the goroutine that would
+// unblock it also takes that lock. The peer of a channel receive is a
+// goroutine that sends on (or closes) the same channel, and vice versa;
+// the peer of WaitGroup.Wait one that calls Done on the same WaitGroup.
+// Channels and WaitGroups are identified by where they live: the field or
+// package var holding them, or the make/var that created them (followed
+// through closures' free variables). Peers are the goroutines the package
+// starts (entries, go statements, asynchronous callbacks), not exported
+// functions with unknown callers. Timer, ticker and context channels and
+// time.Sleep have no goroutine on the other end and are never reported;
+// sync.Cond.Wait releases its lock.
+
+// chanOp is one operation on a channel or WaitGroup, by identity.
+type chanOp struct {
+	Key  string
+	Send bool // send, close or Done: unblocks the other side
+}
+
+func (f *funcInfo) addChan(op chanOp) {
+	if op.Key == "" {
+		return
+	}
+	for _, o := range f.chans {
+		if o == op {
+			return
+		}
+	}
+	if len(f.chans) < maxTakes {
+		f.chans = append(f.chans, op)
+	}
+}
+
+// blockingOps returns the channel operations instr performs and whether
+// it blocks (a select with a default does not).
+func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) {
+	switch x := instr.(type) {
+	case *ssa.Send:
+		return []chanOp{{w.e.chanKey(w.fn, x.Chan, 0), true}}, "channel send"
+	case *ssa.UnOp:
+		if x.Op == token.ARROW {
+			return []chanOp{{w.e.chanKey(w.fn, x.X, 0), false}}, "channel receive"
+		}
+	case *ssa.Select:
+		for _, st := range x.States {
+			ops = append(ops, chanOp{w.e.chanKey(w.fn, st.Chan, 0), st.Dir == types.SendOnly})
+		}
+		if !x.Blocking {
+			return ops, ""
+		}
+		return ops, "select"
+	case *ssa.Call:
+		return w.callOps(&x.Call)
+	case *ssa.Defer: // defer wg.Done(), defer close(ch): never block
+		ops, _ := w.callOps(&x.Call)
+		return ops, ""
+	}
+	return nil, ""
+}
+
+// callOps recognises close, WaitGroup.Done and WaitGroup.Wait.
+func (w *walker) callOps(c *ssa.CallCommon) ([]chanOp, string) {
+	if b, ok := c.Value.(*ssa.Builtin); ok && b.Name() == "close" && len(c.Args) == 1 {
+		return []chanOp{{w.e.chanKey(w.fn, c.Args[0], 0), true}}, ""
+	}
+	callee := c.StaticCallee()
+	if callee == nil || callee.Signature.Recv() == nil || len(c.Args) == 0 || callee.Pkg == nil ||
+		callee.Pkg.Pkg.Path() != "sync" || typeNameOf(callee.Signature.Recv().Type()) != "WaitGroup" {
+		return nil, ""
+	}
+	switch callee.Name() {
+	case "Wait":
+		return []chanOp{{w.e.chanKey(w.fn, c.Args[0], 0), false}}, "WaitGroup.Wait"
+	case "Done":
+		return []chanOp{{w.e.chanKey(w.fn, c.Args[0], 0), true}}, ""
+	}
+	return nil, ""
+}
+
+// checkBlocking records instr's channel operations in the summary and,
+// when it blocks with locks held, looks for a peer goroutine taking one.
+func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
+	ops, what := w.blockingOps(instr)
+	for _, op := range ops {
+		w.info.addChan(op)
+	}
+	if what == "" || !w.report || len(s.holds) == 0 {
+		return
+	}
+	mine := map[*roots.Root]bool{}
+	for _, r := range w.e.ctx.Of(w.fn) {
+		mine[r.Root] = true
+	}
+	for _, h := range s.holds {
+		if h.Maybe || h.Class == "" {
+			continue
+		}
+		if r := w.e.peerTaking(ops, h.Class, mine, w.fn); r != nil {
+			w.e.find(instr.Pos(), "blocking-held", h.Name+" (taken at "+w.e.at(h.Pos)+") is held across a "+what+"; "+r.Describe()+", which would unblock it, also takes "+h.Name,
+				diag.Hop{Pos: r.Pos, What: r.Describe() + " starts here"})
+		}
+	}
+}
+
+// peerTaking finds a started goroutine, other than the ones fn runs on,
+// that performs the opposite operation of one of ops and takes class.
+func (e *engine) peerTaking(ops []chanOp, class string, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
+	for _, r := range e.ctx.Roots {
+		switch r.Kind {
+		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
+		default:
+			continue
+		}
+		info := e.infos[r.Func]
+		if info == nil || mine[r] || r.Func == fn {
+			continue
+		}
+		if hasOpposite(info.chans, ops) && takesClass(info.takes, class) {
+			return r
+		}
+	}
+	return nil
+}
+
+func hasOpposite(have, ops []chanOp) bool {
+	for _, op := range ops {
+		for _, h := range have {
+			if h.Key == op.Key && h.Send != op.Send {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func takesClass(ts []take, class string) bool {
+	for _, t := range ts {
+		if t.Class == class {
+			return true
+		}
+	}
+	return false
+}
+
+// chanKey identifies the channel or WaitGroup v: "" when unknown or fed
+// by the runtime (timers, contexts).
+func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {
+	for range 16 {
+		if depth > 4 {
+			return ""
+		}
+		switch x := v.(type) {
+		case *ssa.UnOp:
+			if x.Op != token.MUL {
+				return ""
+			}
+			v = x.X
+		case *ssa.ChangeType:
+			v = x.X
+		case *ssa.FieldAddr:
+			return "field:" + lockop.ClassKey(fieldVar(x))
+		case *ssa.Global:
+			if obj, ok := x.Object().(*types.Var); ok {
+				return "var:" + lockop.ClassKey(obj)
+			}
+			return ""
+		case *ssa.MakeChan:
+			return "make:" + e.p.Pass.Fset.Position(x.Pos()).String()
+		case *ssa.Alloc:
+			if _, isChan := x.Type().(*types.Pointer).Elem().Underlying().(*types.Chan); !isChan {
+				return "var:" + e.p.Pass.Fset.Position(x.Pos()).String()
+			}
+			if stored := singleStore(x); stored != nil {
+				v = stored
+				continue
+			}
+			return ""
+		case *ssa.FreeVar:
+			parent, mc := fn.Parent(), e.closureOf[fn]
+			if parent == nil || mc == nil {
+				return ""
+			}
+			for i, fv := range fn.FreeVars {
+				if fv == x {
+					return e.chanKey(parent, mc.Bindings[i], depth+1)
+				}
+			}
+			return ""
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+func singleStore(a *ssa.Alloc) ssa.Value {
+	var val ssa.Value
+	for _, r := range *a.Referrers() {
+		if st, ok := r.(*ssa.Store); ok && st.Addr == a {
+			if val != nil {
+				return nil
+			}
+			val = st.Val
+		}
+	}
+	return val
+}
+
+func typeNameOf(t types.Type) string {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if n, ok := types.Unalias(t).(*types.Named); ok {
+		return n.Obj().Name()
+	}
+	return t.String()
+}

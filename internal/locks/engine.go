@@ -1,0 +1,132 @@
+package locks
+
+import (
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/program"
+	"github.com/confinelint/confinelint/internal/roots"
+)
+
+// engine is the state of one Summarize call.
+type engine struct {
+	p     *program.Package
+	ctx   *roots.Contexts
+	infos map[*ssa.Function]*funcInfo
+	// imported caches summaries of other packages' functions (nil: none).
+	imported  map[*ssa.Function]*funcInfo
+	classVars map[string]*types.Var
+	// fieldFuncs lists, per func-typed field, the package's functions
+	// stored into it (callbacks called through the field).
+	fieldFuncs map[*types.Var][]*ssa.Function
+	// closureEntry is the caller's state where a synchronously used
+	// closure is created: the closure body is checked under it.
+	closureEntry map[*ssa.Function]*State
+	edges        []edge
+	findings     []diag.Finding
+	namedTypes   []*types.Named
+	impls        map[*types.Func][]*ssa.Function
+	guards       map[*types.Var]*guard
+	closureOf    map[*ssa.Function]*ssa.MakeClosure
+	aliases      map[*types.Named][]aliasPair
+	cur          *ssa.Function // the function being walked, for fallback positions
+}
+
+// funcInfo is the summary of one function.
+type funcInfo struct {
+	takes    []take
+	acquires []Hold // held on every return, taken inside (paths relative to the function)
+	releases []Hold // the caller's locks it unlocks
+	chans    []chanOp
+}
+
+// take is one lock class acquired inside a function.
+type take struct {
+	Path         string // path relative to the function, "" when not portable
+	Class, Name  string
+	Shared       bool
+	Pos          token.Pos // acquisition or call site in this package
+	At           string    // "file.go:12" of the innermost acquisition
+	Via          []string  // functions called down to the acquisition
+	afterRelease bool      // taken after releasing a caller's lock
+}
+
+// maxTakes bounds a summary: enough for every distinct lock of real code.
+const maxTakes = 64
+
+func (f *funcInfo) resetBody() { *f = funcInfo{} }
+
+func (f *funcInfo) addTake(t take) {
+	for _, o := range f.takes {
+		if o.Path == t.Path && o.Class == t.Class && o.Shared == t.Shared && o.afterRelease == t.afterRelease {
+			return
+		}
+	}
+	if len(f.takes) < maxTakes {
+		f.takes = append(f.takes, t)
+	}
+}
+
+func (f *funcInfo) addRelease(h Hold) {
+	if !portable(h.Path) {
+		return
+	}
+	for _, o := range f.releases {
+		if o.Path == h.Path {
+			return
+		}
+	}
+	h.Maybe, h.Loop = false, false
+	f.releases = append(f.releases, h)
+}
+
+// summaryOf returns fn's summary: computed for the package's functions,
+// from facts for others, nil when unknown.
+func (e *engine) summaryOf(fn *ssa.Function) *funcInfo {
+	if fn == nil {
+		return nil
+	}
+	fn = e.canonical(fn)
+	if info, ok := e.infos[fn]; ok {
+		return info
+	}
+	return e.importedSummary(fn)
+}
+
+// find records a finding.
+func (e *engine) find(pos token.Pos, rule, msg string, chain ...diag.Hop) {
+	fallback := token.NoPos
+	if e.cur != nil {
+		fallback = e.cur.Pos()
+	}
+	e.findings = append(e.findings, diag.Finding{Pos: pos, Fallback: fallback, Rule: rule, Message: msg, Chain: chain})
+}
+
+// at renders a position as "file.go:12".
+func (e *engine) at(pos token.Pos) string {
+	if !pos.IsValid() {
+		return "?"
+	}
+	p := e.p.Pass.Fset.Position(pos)
+	return filepath.Base(p.Filename) + ":" + strconv.Itoa(p.Line)
+}
+
+func (e *engine) funcName(fn *ssa.Function) string { return program.FuncName(fn, e.p.Pass.Pkg) }
+
+// Findings returns the package's lock findings in position order.
+func (s *Summary) Findings() []diag.Finding {
+	out := append([]diag.Finding(nil), s.findings...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Pos != out[j].Pos {
+			return out[i].Pos < out[j].Pos
+		}
+		return out[i].Message < out[j].Message
+	})
+	return out
+}

@@ -1,0 +1,235 @@
+package locks
+
+import (
+	"go/types"
+	"sort"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
+)
+
+// hasLockWork reports whether the package has anything for the engine: a
+// lock operation, a lock directive, or a call to another package's
+// function whose summary has a lock effect.
+func (e *engine) hasLockWork() bool {
+	if e.p.Directives != nil && len(e.p.Directives.Objects) > 0 {
+		return true
+	}
+	for _, fn := range e.p.Funcs {
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				if fa, ok := instr.(*ssa.FieldAddr); ok {
+					if v := fieldVar(fa); v != nil && v.Pkg() != e.p.Pass.Pkg && e.guardOf(v) != nil {
+						return true // an imported guarded or atomic field
+					}
+				}
+				ci, ok := instr.(ssa.CallInstruction)
+				if !ok {
+					continue
+				}
+				if op, _ := lockop.Classify(ci.Common()); op != lockop.None {
+					return true
+				}
+				if callee := ci.Common().StaticCallee(); callee != nil && callee.Pkg != nil && callee.Pkg.Pkg != e.p.Pass.Pkg {
+					if e.importedSummary(callee) != nil || e.p.FuncDecl(callee) != nil {
+						return true // a lock effect, or a declared contract
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// calleesOf lists the package functions fn may call, for ordering.
+func (e *engine) calleesOf(fn *ssa.Function) []*ssa.Function {
+	var out []*ssa.Function
+	add := func(f *ssa.Function) {
+		if f == nil {
+			return
+		}
+		if m := e.boundMethod(f); m != nil {
+			f = m
+		}
+		f = e.canonical(f)
+		if e.p.FuncSet[f] {
+			out = append(out, f)
+		}
+	}
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			switch in := instr.(type) {
+			case *ssa.MakeClosure:
+				add(in.Fn.(*ssa.Function))
+			case ssa.CallInstruction:
+				c := in.Common()
+				if c.IsInvoke() {
+					for _, m := range e.implementations(c.Method) {
+						add(m)
+					}
+					continue
+				}
+				add(c.StaticCallee())
+				if u, ok := c.Value.(*ssa.UnOp); ok {
+					if fa, ok := u.X.(*ssa.FieldAddr); ok {
+						for _, f := range e.fieldFuncs[fieldVar(fa)] {
+							add(f)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sccs returns the strongly connected components of the package's call
+// graph, callees first (Tarjan), deterministically from source order.
+func (e *engine) sccs() [][]*ssa.Function {
+	index := map[*ssa.Function]int{}
+	low := map[*ssa.Function]int{}
+	onStack := map[*ssa.Function]bool{}
+	var stack []*ssa.Function
+	var out [][]*ssa.Function
+	var visit func(fn *ssa.Function)
+	visit = func(fn *ssa.Function) {
+		index[fn], low[fn] = len(index), len(index)
+		stack = append(stack, fn)
+		onStack[fn] = true
+		for _, c := range e.calleesOf(fn) {
+			if _, seen := index[c]; !seen {
+				visit(c)
+				low[fn] = min(low[fn], low[c])
+			} else if onStack[c] {
+				low[fn] = min(low[fn], index[c])
+			}
+		}
+		if low[fn] == index[fn] {
+			var scc []*ssa.Function
+			for {
+				top := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[top] = false
+				scc = append(scc, top)
+				if top == fn {
+					break
+				}
+			}
+			out = append(out, scc)
+		}
+	}
+	for _, fn := range e.p.Funcs {
+		if _, seen := index[fn]; !seen {
+			visit(fn)
+		}
+	}
+	return out
+}
+
+func (e *engine) selfRecursive(fn *ssa.Function) bool {
+	for _, c := range e.calleesOf(fn) {
+		if c == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// scanFieldFuncs finds the package functions stored into func-typed
+// fields (including composite literals), by field.
+func (e *engine) scanFieldFuncs() map[*types.Var][]*ssa.Function {
+	out := map[*types.Var][]*ssa.Function{}
+	for _, fn := range e.p.Funcs {
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				if mc, ok := instr.(*ssa.MakeClosure); ok {
+					if f := mc.Fn.(*ssa.Function); e.closureOf[f] == nil {
+						e.closureOf[f] = mc
+					}
+				}
+				st, ok := instr.(*ssa.Store)
+				if !ok {
+					continue
+				}
+				fa, ok := st.Addr.(*ssa.FieldAddr)
+				if !ok {
+					continue
+				}
+				var f *ssa.Function
+				switch v := st.Val.(type) {
+				case *ssa.Function:
+					f = v
+				case *ssa.MakeClosure:
+					f = v.Fn.(*ssa.Function)
+				}
+				if f == nil {
+					continue
+				}
+				if m := e.boundMethod(f); m != nil {
+					f = m
+				}
+				if f = e.canonical(f); e.p.FuncSet[f] {
+					out[fieldVar(fa)] = append(out[fieldVar(fa)], f)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// implementations returns the package's methods an interface call of m
+// can run: those of its named types implementing m's interface.
+func (e *engine) implementations(m *types.Func) []*ssa.Function {
+	sig, ok := m.Type().(*types.Signature)
+	if !ok || sig.Recv() == nil {
+		return nil
+	}
+	iface, ok := sig.Recv().Type().Underlying().(*types.Interface)
+	if !ok {
+		return nil
+	}
+	if e.namedTypes == nil {
+		e.namedTypes = []*types.Named{}
+		scope := e.p.Pass.Pkg.Scope()
+		for _, name := range scope.Names() {
+			if tn, ok := scope.Lookup(name).(*types.TypeName); ok && !tn.IsAlias() {
+				if n, ok := tn.Type().(*types.Named); ok && !types.IsInterface(n) && n.TypeParams().Len() == 0 {
+					e.namedTypes = append(e.namedTypes, n)
+				}
+			}
+		}
+		sort.Slice(e.namedTypes, func(i, j int) bool { return e.namedTypes[i].Obj().Pos() < e.namedTypes[j].Obj().Pos() })
+	}
+	if out, ok := e.impls[m]; ok {
+		return out
+	}
+	// Only interfaces the package declares: resolving io.Writer and
+	// friends to every implementation in a large package (net/http)
+	// invents call chains no program takes.
+	if m.Pkg() != e.p.Pass.Pkg {
+		e.impls[m] = nil
+		return nil
+	}
+	var out []*ssa.Function
+	defer func() { e.impls[m] = out }()
+	for _, n := range e.namedTypes {
+		ptr := types.NewPointer(n)
+		if !types.Implements(ptr, iface) {
+			continue
+		}
+		obj, _, _ := types.LookupFieldOrMethod(ptr, false, e.p.Pass.Pkg, m.Name())
+		if mf, ok := obj.(*types.Func); ok && mf.Pkg() == e.p.Pass.Pkg {
+			if f := e.p.SSA.Pkg.Prog.FuncValue(mf); f != nil && e.p.FuncSet[f] {
+				out = append(out, f)
+			}
+		}
+	}
+	if len(out) > maxImpls {
+		out = nil // too many candidates to say anything useful
+	}
+	return out
+}
+
+// maxImpls bounds interface-call resolution.
+const maxImpls = 8

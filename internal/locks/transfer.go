@@ -1,0 +1,170 @@
+package locks
+
+import (
+	"go/token"
+
+	"github.com/confinelint/confinelint/internal/diag"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
+)
+
+// instr applies one instruction to the state.
+func (w *walker) instr(instr ssa.Instruction, s State) State {
+	switch in := instr.(type) {
+	case *ssa.Defer:
+		w.checkBlocking(in, s)
+		return s.pushDefer(in)
+	case *ssa.Go:
+		// Runs on another goroutine: no effect on this one's locks, except
+		// that a goroutine unlocking our lock takes that unlock over.
+		return w.handOff([]ssa.Value{in.Call.Value}, s)
+	case *ssa.Call:
+		if op, lv := lockop.Classify(in.Common()); op != lockop.None {
+			return w.lockOp(op, lv, in.Pos(), s)
+		}
+		w.checkBlocking(in, s)
+		return w.call(in.Common(), in.Pos(), s)
+	case *ssa.RunDefers:
+		return w.runDefers(in.Pos(), s)
+	case *ssa.Return:
+		// The recover block's return ends a panicking path: not a leak.
+		s = w.handOff(in.Results, s)
+		if w.final && in.Block() != w.fn.Recover {
+			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s})
+		}
+	case *ssa.MakeClosure:
+		if w.report {
+			w.e.recordClosureEntry(w.fn, in, s)
+		}
+	}
+	w.checkBlocking(instr, s)
+	if w.report {
+		w.checkAccess(instr, s)
+	}
+	return s
+}
+
+// returnPos is where a return path ends: the return statement, or the
+// closing brace of the function for the implicit one.
+func returnPos(fn *ssa.Function, r *ssa.Return) token.Pos {
+	if r.Pos().IsValid() {
+		return r.Pos()
+	}
+	if syn := fn.Syntax(); syn != nil {
+		return syn.End() - 1
+	}
+	return fn.Pos()
+}
+
+func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) State {
+	switch op {
+	case lockop.Lock, lockop.RLock:
+		return w.acquire(w.holdOf(lv, op.Shared(), pos), s)
+	case lockop.Unlock, lockop.RUnlock:
+		return w.release(w.holdOf(lv, op.Shared(), pos), pos, s)
+	}
+	return s // TryLock: modelled on the branch of its result (edgeState)
+}
+
+// acquire takes h directly in this function.
+func (w *walker) acquire(h Hold, s State) State {
+	if old, held := s.find(h.Path); held && w.report && !old.Opaque && !h.Opaque {
+		w.reportRelock(old, h, h.Pos, "")
+	}
+	if w.report {
+		w.edgesTo(s, h, h.Pos, nil)
+	}
+	w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer})
+	if old, held := s.find(h.Path); held && !old.Maybe {
+		old.Extra++
+		return s.with(old)
+	}
+	return s.with(h)
+}
+
+// reportRelock reports taking h while old (same path) is held.
+func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
+	held := w.e.at(old.Pos)
+	first := diag.Hop{Pos: old.Pos, What: h.Name + " first taken here"}
+	switch {
+	case old.Maybe && old.Loop && via == "" && w.unlocked[h.Path]:
+		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first)
+	case old.Maybe:
+	case old.Shared && h.Shared:
+		w.e.find(at, "double-lock", "RLock of "+h.Name+via+" while already read-locked since "+held+": deadlocks behind a waiting writer", first)
+	case old.Shared:
+		w.e.find(at, "lock-upgrade", "Lock of "+h.Name+via+" while read-locked since "+held+": a read lock cannot be upgraded, this deadlocks", first)
+	default:
+		w.e.find(at, "double-lock", h.Name+" locked again"+via+" while held since "+held+": self-deadlock", first)
+	}
+}
+
+func (w *walker) release(h Hold, pos token.Pos, s State) State {
+	w.unlocked[h.Path] = true
+	if old, held := s.find(h.Path); held {
+		if old.Extra > 0 {
+			old.Extra--
+			return s.with(old)
+		}
+		if old.Maybe { // unknown afterwards: not "definitely released"
+			s = s.without(h.Path)
+			s.released = remove(s.released, h.Path)
+			return s
+		}
+		return s.without(h.Path)
+	}
+	// A lock reached through a value with no symbolic path (a call result,
+	// a phi) may be the one held under another name: match by class.
+	if !portable(h.Path) && h.Class != "" {
+		for _, o := range s.holds {
+			if o.Class == h.Class {
+				return s.without(o.Path)
+			}
+		}
+	}
+	if s.wasReleased(h.Path) && !h.Opaque {
+		if w.report {
+			w.e.find(pos, "unlock-not-held", h.Name+" unlocked but not held: it was already unlocked on every path here")
+		}
+		return s
+	}
+	// Never taken here: the caller's lock, released on its behalf.
+	w.info.addRelease(h)
+	s = s.without(h.Path)
+	s.outer = true
+	return s
+}
+
+// runDefers replays the pending defers, last registered first.
+func (w *walker) runDefers(pos token.Pos, s State) State {
+	ds := s.defers
+	s.defers = nil
+	for i := len(ds) - 1; i >= 0; i-- {
+		d := ds[i]
+		before := s
+		call := d.at.Common()
+		if op, lv := lockop.Classify(call); op != lockop.None {
+			s = w.lockOp(op, lv, d.at.Pos(), s)
+		} else {
+			s = w.call(call, d.at.Pos(), s)
+		}
+		if d.maybe {
+			s = maybeApplied(before, s)
+		}
+	}
+	return s
+}
+
+// maybeApplied merges the states before and after a defer that may not
+// have been registered: released locks become maybe-held.
+func maybeApplied(before, after State) State {
+	for _, h := range before.holds {
+		if _, still := after.find(h.Path); !still {
+			h.Maybe = true
+			after = after.with(h)
+		}
+	}
+	return after
+}

@@ -1,0 +1,79 @@
+package locks
+
+import (
+	"go/token"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// classify says how the address addr (or, at depth 1, the value loaded
+// from it) is used: loads read, stores write; a map or slice element
+// update through the loaded value writes; an address passed to sync/atomic
+// is atomic; any other use of the address counts as a write.
+func classify(addr ssa.Value, depth int) access {
+	var acc access
+	refs := addr.Referrers()
+	if refs == nil {
+		return access{read: true}
+	}
+	for _, r := range *refs {
+		switch x := r.(type) {
+		case *ssa.Store:
+			if depth == 0 {
+				acc.write = true // stored into, or the address itself stored away
+			} else {
+				acc.read = true
+			}
+		case *ssa.UnOp:
+			if x.Op == token.MUL && depth == 0 {
+				acc.read = true
+				if sub := classify(x, 1); sub.write {
+					acc.write = true
+				}
+			} else {
+				acc.read = true
+			}
+		case *ssa.MapUpdate:
+			acc.write = acc.write || x.Map == addr
+			acc.read = true
+		case *ssa.FieldAddr, *ssa.IndexAddr:
+			sub := classify(r.(ssa.Value), 0)
+			acc.read, acc.write, acc.atomic = acc.read || sub.read, acc.write || sub.write, acc.atomic || sub.atomic
+		case *ssa.Call:
+			u := useInCall(x, addr, depth)
+			if depth == 1 && isBuiltin(x, "delete") && len(x.Call.Args) > 0 && x.Call.Args[0] == addr {
+				u.write = true
+			}
+			acc.read, acc.write, acc.atomic = acc.read || u.read, acc.write || u.write, acc.atomic || u.atomic
+		case *ssa.DebugRef:
+		default:
+			if depth == 0 {
+				acc.write = true // the address escapes: assume a write through it
+			} else {
+				acc.read = true
+			}
+		}
+	}
+	return acc
+}
+
+// useInCall classifies passing v to a call: an address given to a
+// sync/atomic function or an atomic type's method is atomic (a write
+// unless it is a Load); an address given to any other call may be written
+// through (depth 0); a loaded value is only read.
+func useInCall(c *ssa.Call, v ssa.Value, depth int) access {
+	callee := c.Call.StaticCallee()
+	if callee != nil && callee.Pkg != nil && callee.Pkg.Pkg.Path() == "sync/atomic" {
+		name := callee.Name()
+		return access{atomic: true, read: true, write: len(name) < 4 || name[:4] != "Load"}
+	}
+	if depth == 0 {
+		return access{read: true, write: true}
+	}
+	return access{read: true}
+}
+
+func isBuiltin(c *ssa.Call, name string) bool {
+	b, ok := c.Call.Value.(*ssa.Builtin)
+	return ok && b.Name() == name
+}

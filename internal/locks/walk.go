@@ -1,0 +1,177 @@
+package locks
+
+import (
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
+)
+
+// walker runs the forward dataflow over one function's CFG.
+type walker struct {
+	e      *engine
+	fn     *ssa.Function
+	info   *funcInfo
+	report bool // emit findings and edges (in the final pass only)
+	final  bool // the pass over the fixpoint's in-states: builds the summary
+	entry  State
+	in     []State
+	seen   []bool
+	rets   []retState
+	// unlocked: paths this function unlocks somewhere. A lock held across
+	// a loop's back-edge and never unlocked here is handed to another
+	// goroutine to unlock, not re-locked by mistake.
+	unlocked map[string]bool
+}
+
+type retState struct {
+	pos   token.Pos
+	state State
+}
+
+// maxRounds bounds the fixpoint: the lattice is finite (paths come from
+// instructions) and monotone, so this is only a guard against surprises.
+const maxRounds = 64
+
+func (e *engine) walk(fn *ssa.Function, info *funcInfo, entry State, report bool) {
+	if len(fn.Blocks) == 0 {
+		return
+	}
+	e.cur = fn
+	w := &walker{e: e, fn: fn, info: info, entry: entry, in: make([]State, len(fn.Blocks)), unlocked: map[string]bool{}, seen: make([]bool, len(fn.Blocks))}
+	out := make([]State, len(fn.Blocks))
+	done := make([]bool, len(fn.Blocks))
+	for round := 0; round < maxRounds; round++ {
+		changed := false
+		for _, b := range fn.Blocks {
+			s, ok := w.inState(b, out, done)
+			if !ok {
+				continue
+			}
+			w.in[b.Index], w.seen[b.Index] = s, true
+			o := w.block(b, s)
+			if !done[b.Index] || !o.equal(out[b.Index]) {
+				out[b.Index], done[b.Index], changed = o, true, true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	// Final pass over the fixpoint's in-states: summaries and findings.
+	w.report, w.final = report, true
+	info.resetBody()
+	for _, b := range fn.Blocks {
+		if w.seen[b.Index] {
+			w.block(b, w.in[b.Index])
+		}
+	}
+	w.finishReturns()
+}
+
+// inState joins the out-states of b's predecessors reached so far.
+func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bool) {
+	if b.Index == 0 {
+		return w.entry, true
+	}
+	if b == w.fn.Recover {
+		return State{}, true
+	}
+	var ins []State
+	var back []bool
+	for _, p := range b.Preds {
+		if !done[p.Index] {
+			continue
+		}
+		ins = append(ins, w.edgeState(p, b, out[p.Index]))
+		back = append(back, b.Dominates(p))
+	}
+	if len(ins) == 0 {
+		return State{}, false
+	}
+	return join(ins, back), true
+}
+
+// edgeState refines the state leaving p towards b: on the branch where a
+// TryLock succeeded the lock is held.
+func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) State {
+	ifi, ok := p.Instrs[len(p.Instrs)-1].(*ssa.If)
+	if !ok || len(p.Succs) != 2 || p.Succs[0] == p.Succs[1] {
+		return s
+	}
+	cond, negated := ifi.Cond, false
+	for {
+		u, ok := cond.(*ssa.UnOp)
+		if !ok || u.Op != token.NOT {
+			break
+		}
+		cond, negated = u.X, !negated
+	}
+	call, ok := cond.(*ssa.Call)
+	if !ok {
+		return s
+	}
+	op, lv := lockop.Classify(call.Common())
+	if op != lockop.TryLock && op != lockop.TryRLock {
+		return s
+	}
+	if (p.Succs[0] == b) == negated {
+		return s // the failure branch
+	}
+	h := w.holdOf(lv, op.Shared(), call.Pos())
+	if old, held := s.find(h.Path); held && !old.Maybe {
+		old.Extra++ // a successful re-entrant TryRLock: one more unlock due
+		return s.with(old)
+	}
+	h.Try = true
+	return s.with(h)
+}
+
+func (w *walker) block(b *ssa.BasicBlock, s State) State {
+	for _, instr := range b.Instrs {
+		s = w.instr(instr, s)
+	}
+	return s
+}
+
+// holdOf describes the lock value lv as a new hold.
+func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
+	h := Hold{Path: w.e.lockPath(w.fn, lv), Shared: shared, Pos: pos, Name: "lock", Opaque: types.IsInterface(lv.Type())}
+	if v := lockop.ClassOf(lv); v != nil {
+		h.Class, h.Name = lockop.ClassKey(v), lockop.ShortName(v)
+		w.e.classVars[h.Class] = v
+	} else {
+		h.Name = sourceName(lv)
+	}
+	return h
+}
+
+// sourceName names a lock without a class (a local, a parameter) as the
+// source does, for messages.
+func sourceName(v ssa.Value) string {
+	for range 8 {
+		switch x := v.(type) {
+		case *ssa.UnOp:
+			v = x.X
+			continue
+		case *ssa.ChangeType:
+			v = x.X
+			continue
+		case *ssa.MakeInterface:
+			v = x.X
+			continue
+		case *ssa.Parameter:
+			return x.Name()
+		case *ssa.FreeVar:
+			return x.Name()
+		case *ssa.Alloc:
+			if x.Comment != "" {
+				return x.Comment
+			}
+		}
+		break
+	}
+	return "lock"
+}
