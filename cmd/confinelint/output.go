@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/analysis/checker"
 )
 
 // finding is one diagnostic with resolved positions, ready to print.
@@ -49,10 +48,9 @@ type editJSON struct {
 	NewText string   `json:"new"`
 }
 
-func newFinding(act *checker.Action, d analysis.Diagnostic) finding {
-	fset := act.Package.Fset
+func newFinding(analyzer string, fset *token.FileSet, d analysis.Diagnostic) finding {
 	f := finding{
-		Analyzer: act.Analyzer.Name,
+		Analyzer: analyzer,
 		Category: d.Category,
 		Posn:     posOf(fset, d.Pos),
 		Message:  d.Message,

@@ -14,10 +14,28 @@ import (
 
 // options are the standalone flags.
 type options struct {
-	json   bool
-	fix    bool
-	tests  bool
-	enable map[string]*triState
+	format        string // text, json or sarif
+	fix           bool
+	tests         bool
+	baselineWrite string
+	baselineCheck string
+	enable        map[string]*triState
+}
+
+// formatFlag is -json: an alias for -f json.
+type formatFlag struct{ o *options }
+
+func (f formatFlag) String() string   { return "false" }
+func (f formatFlag) IsBoolFlag() bool { return true }
+func (f formatFlag) Set(v string) error {
+	switch v {
+	case "true", "1", "t":
+		f.o.format = "json"
+	case "false", "0", "f":
+	default:
+		return fmt.Errorf("want true or false, got %q", v)
+	}
+	return nil
 }
 
 // triState is an analyzer enable flag: unset, true or false.
@@ -34,11 +52,15 @@ func (t *triState) Set(v string) error {
 	return nil
 }
 
-func parseFlags(args []string) (*options, []string, error) {
+// newFlagSet defines the standalone flags, storing them in o.
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("confinelint", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.Usage = func() { usage(); fs.PrintDefaults() }
-	o := &options{enable: map[string]*triState{}}
-	fs.BoolVar(&o.json, "json", false, "print findings as JSON")
+	fs.StringVar(&o.format, "f", "text", "output format: text, json or sarif (SARIF 2.1.0)")
+	fs.Var(formatFlag{o}, "json", "print findings as JSON (same as -f json)")
+	fs.StringVar(&o.baselineWrite, "baseline-write", "", "record the current findings in `FILE` and exit 0")
+	fs.StringVar(&o.baselineCheck, "baseline-check", "", "report only findings not recorded in the baseline `FILE`")
 	fs.BoolVar(&o.fix, "fix", false, "apply suggested fixes")
 	fs.BoolVar(&o.tests, "test", true, "analyse test files too")
 	for _, a := range analyzers {
@@ -49,7 +71,24 @@ func parseFlags(args []string) (*options, []string, error) {
 			fs.Var(f.Value, a.Name+"."+f.Name, f.Usage)
 		})
 	}
-	if err := fs.Parse(args); err != nil {
+	return fs
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, []string, error) {
+	o := &options{enable: map[string]*triState{}}
+	fs := newFlagSet(o, stderr)
+	err := fs.Parse(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case o.format != "text" && o.format != "json" && o.format != "sarif":
+		err = fmt.Errorf("-f %s: want text, json or sarif", o.format)
+	case o.baselineWrite != "" && o.baselineCheck != "":
+		err = fmt.Errorf("-baseline-write and -baseline-check are exclusive")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
 		return nil, nil, err
 	}
 	return o, fs.Args(), nil
@@ -74,57 +113,103 @@ func (o *options) selected() []*analysis.Analyzer {
 
 // standalone loads the packages named by args, analyses them and prints
 // the findings. It returns the exit status.
-func standalone(args []string) int {
-	o, patterns, err := parseFlags(args)
+func standalone(args []string) int { return run(args, os.Stdout, os.Stderr) }
+
+// Exit statuses.
+const (
+	exitClean    = 0
+	exitError    = 1
+	exitFindings = 3
+)
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, patterns, err := parseFlags(args, stderr)
 	if err == flag.ErrHelp {
-		return 0
+		return exitClean
 	}
 	if err != nil {
-		return 1
+		return exitError
 	}
 	if len(patterns) == 0 {
 		usage()
-		return 1
+		return exitError
 	}
+	findings, status := analyze(o, patterns, stderr)
+	if status == exitError && findings == nil {
+		return exitError
+	}
+	src := newSources()
+	if o.baselineWrite != "" {
+		if err := writeBaseline(o.baselineWrite, findings, src); err != nil {
+			fmt.Fprintf(stderr, "confinelint: -baseline-write: %v\n", err)
+			return exitError
+		}
+		fmt.Fprintf(stderr, "confinelint: recorded %d findings in %s\n", len(findings), o.baselineWrite)
+		return status
+	}
+	if o.baselineCheck != "" {
+		fresh, stale, err := filterBaseline(o.baselineCheck, findings, src)
+		if err != nil {
+			fmt.Fprintf(stderr, "confinelint: -baseline-check: %v\n", err)
+			return exitError
+		}
+		if stale > 0 {
+			fmt.Fprintf(stderr, "confinelint: %d baseline findings are gone; rewrite %s with -baseline-write\n", stale, o.baselineCheck)
+		}
+		findings = fresh
+	}
+	switch o.format {
+	case "json":
+		err = writeJSON(stdout, findings)
+	case "sarif":
+		err = writeSARIF(stdout, findings, src)
+	default:
+		err = writeText(stdout, findings)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+		return exitError
+	}
+	if status == exitClean && len(findings) > 0 {
+		status = exitFindings
+	}
+	return status
+}
+
+// analyze loads and analyses the packages and applies -fix. The status is
+// exitError when something could not be analysed; findings is nil when
+// nothing could.
+func analyze(o *options, patterns []string, stderr io.Writer) ([]finding, int) {
 	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Tests: o.tests}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "confinelint: %v\n", err)
-		return 1
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+		return nil, exitError
 	}
-	status := 0
-	if n := printLoadErrors(os.Stderr, pkgs); n > 0 {
-		status = 1
+	status := exitClean
+	if n := printLoadErrors(stderr, pkgs); n > 0 {
+		status = exitError
 	}
 	graph, err := checker.Analyze(o.selected(), pkgs, nil)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "confinelint: %v\n", err)
-		return 1
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+		return nil, exitError
 	}
 	findings, errs := collect(graph)
 	for _, e := range errs {
-		fmt.Fprintf(os.Stderr, "confinelint: %v\n", e)
-		status = 1
+		fmt.Fprintf(stderr, "confinelint: %v\n", e)
+		status = exitError
 	}
 	if o.fix {
 		if err := applyFixes(findings); err != nil {
-			fmt.Fprintf(os.Stderr, "confinelint: -fix: %v\n", err)
-			status = 1
+			fmt.Fprintf(stderr, "confinelint: -fix: %v\n", err)
+			status = exitError
 		}
 	}
-	if o.json {
-		err = writeJSON(os.Stdout, findings)
-	} else {
-		err = writeText(os.Stdout, findings)
+	if findings == nil {
+		findings = []finding{}
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "confinelint: %v\n", err)
-		return 1
-	}
-	if status == 0 && len(findings) > 0 {
-		status = 3
-	}
-	return status
+	return findings, status
 }
 
 // printLoadErrors reports packages that failed to load or type-check; they
@@ -154,7 +239,7 @@ func collect(g *checker.Graph) ([]finding, []error) {
 			continue
 		}
 		for _, d := range act.Diagnostics {
-			f := newFinding(act, d)
+			f := newFinding(act.Analyzer.Name, act.Package.Fset, d)
 			if k := f.key(); !seen[k] {
 				seen[k] = true
 				out = append(out, f)

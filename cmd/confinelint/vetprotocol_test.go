@@ -38,10 +38,14 @@ func Poll() {}
 import _ "example.com/m/a"
 
 // Owned is touched only by the poll goroutine that package a declares.
-var Owned int //confined:control poll
+//
+//confined:control poll
+var Owned int
 
 // Typo names a role nobody declares.
-var Typo int //confined:control pol
+//
+//confined:control pol
+var Typo int
 `,
 	})
 	vet := exec.Command("go", "vet", "-vettool="+bin, "./...")
@@ -51,10 +55,10 @@ var Typo int //confined:control pol
 		t.Fatalf("go vet succeeded, want the misspelled role reported:\n%s", out)
 	}
 	text := string(out)
-	if !strings.Contains(text, `b.go:9`) || !strings.Contains(text, `"pol"`) {
-		t.Errorf("want the unknown role \"pol\" reported at b.go:9, got:\n%s", text)
+	if !strings.Contains(text, `b.go:12`) || !strings.Contains(text, `"pol"`) {
+		t.Errorf("want the unknown role \"pol\" reported at b.go:12, got:\n%s", text)
 	}
-	if strings.Contains(text, "b.go:6") {
+	if strings.Contains(text, "b.go:7") {
 		t.Errorf("role \"poll\" declared in package a was not carried to b by facts:\n%s", text)
 	}
 }

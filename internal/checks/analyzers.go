@@ -1,0 +1,197 @@
+package checks
+
+// All is every check, directive problems included.
+var All = concat(confinedChecks, lockorderChecks, revokepathChecks, directiveChecks)
+
+func concat(lists ...[]Check) []Check {
+	var out []Check
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+var confinedChecks = []Check{
+	{
+		Category: "foreign-access", Analyzer: "confined", Level: Error,
+		Title: "Role-confined state touched from another goroutine",
+		Text:  "A read or write of a field, package variable or value owned by ROLE, or a call of a //confined:control ROLE function, from code that can run on a different goroutine root (another role, a go statement, a callback or an asynchronous API). The finding carries the chain of calls from the root.",
+		Wrong: "//confined:control poll\ninflight int\n\n//confined:callback\nfunc (c *Consumer) onRevoked() { c.inflight = 0 } // runs on the client's goroutine",
+		Right: "//confined:callback\nfunc (c *Consumer) onRevoked() {\n\tdone := make(chan struct{})\n\tc.mailbox <- func() { c.inflight = 0; close(done) }\n\t<-done\n}",
+		Fix:   "Hand the work to ROLE's goroutine through its mailbox channel (values received from a channel are owned by the receiver), or move the state out of ROLE's ownership and guard it with a lock.",
+	},
+	{
+		Category: "any-touches-state", Analyzer: "confined", Level: Error,
+		Title: "//confined:any function touches role-confined state",
+		Text:  "A function declared //confined:any may be called from any goroutine, so its body must not read or write state confined to a role (except through channels).",
+		Wrong: "//confined:any\nfunc (c *Consumer) Stats() int { return c.inflight }",
+		Right: "//confined:any\nfunc (c *Consumer) Stats() int {\n\treply := make(chan int)\n\tc.mailbox <- func() { reply <- c.inflight }\n\treturn <-reply\n}",
+		Fix:   "Ask the owning goroutine through its mailbox, keep a copy under a lock or in an atomic, or declare the function //confined:control ROLE.",
+	},
+	{
+		Category: "undeclared-role", Analyzer: "confined", Level: Warning,
+		Title: "Exported or escaping function touches ROLE state without declaring its role",
+		Text:  "Roles of unexported functions are inferred from their callers. Exported functions and functions whose address escapes have callers confinelint cannot see, so when their body touches ROLE state they must declare //confined:control ROLE. Reported at the func line with a suggested fix.",
+		Wrong: "func (c *Consumer) Reset() { c.inflight = 0 }",
+		Right: "//confined:control poll\nfunc (c *Consumer) Reset() {\n\tc.owner.Assert()\n\tc.inflight = 0\n}",
+		Fix:   "Add //confined:control ROLE (the suggested fix does) and an owner.Assert() at the top, or make the function unexported so its role can be inferred.",
+	},
+	{
+		Category: "missing-bind", Analyzer: "confined", Level: Warning,
+		Title: "Entry function does not bind its runtime owner",
+		Text:  "Declare and assert together: every //confined:entry function binds the confine.Owner of its role, so that runtime assertions know which goroutine owns the state.",
+		Wrong: "//confined:entry poll\nfunc (c *Consumer) run() {\n\tfor { c.pollOnce() }\n}",
+		Right: "//confined:entry poll\nfunc (c *Consumer) run() {\n\tc.owner.Bind()\n\tfor { c.pollOnce() }\n}",
+		Fix:   "Call owner.Bind() at the top of the entry function.",
+	},
+	{
+		Category: "missing-assert", Analyzer: "confined", Level: Warning,
+		Title: "Exported or escaping ROLE function does not assert its owner",
+		Text:  "An exported or escaping //confined:control function can be called from code confinelint does not see, so the static check is backed by a runtime one: it must call owner.Assert(). Without the confine build tag (or -race) the call compiles to nothing.",
+		Wrong: "//confined:control poll\nfunc (c *Consumer) Pause() { c.paused = true }",
+		Right: "//confined:control poll\nfunc (c *Consumer) Pause() {\n\tc.owner.Assert()\n\tc.paused = true\n}",
+		Fix:   "Call owner.Assert() at the top of the function.",
+	},
+	{
+		Category: "unused-ignore", Analyzer: "confined", Level: Warning,
+		Title: "//confined:ignore that silences no finding",
+		Text:  "An ignore that no analyzer used hides nothing today but would hide a future, unrelated finding on that line. It is reported so that stale suppressions are removed.",
+		Wrong: "//confined:ignore was racy before the refactor\nn := len(items)",
+		Right: "n := len(items)",
+		Fix:   "Delete the ignore comment.",
+	},
+}
+
+var lockorderChecks = []Check{
+	{
+		Category: "lock-order", Analyzer: "lockorder", Level: Error,
+		Title: "Lock-order inversion",
+		Text:  "A cycle in the acquired-while-holding graph of lock classes (the field or package variable declaring each lock), within a function, across functions or across packages: two goroutines taking the locks in opposite orders can deadlock. Reported once, with both witness paths.",
+		Wrong: "func (a *A) f() { a.mu.Lock(); a.b.mu.Lock() /* ... */ }\nfunc (b *B) g() { b.mu.Lock(); b.a.mu.Lock() /* ... */ }",
+		Right: "func (a *A) f() { a.mu.Lock(); a.b.mu.Lock() /* ... */ }\nfunc (b *B) g() { b.a.mu.Lock(); b.mu.Lock() /* ... */ }",
+		Fix:   "Pick one order for the two lock classes, take them in that order everywhere, and record it with //confined:before so a regression is reported at the offending Lock.",
+	},
+	{
+		Category: "before-order", Analyzer: "lockorder", Level: Error,
+		Title: "Lock taken against its declared order",
+		Text:  "A lock annotated //confined:before OTHER is acquired while OTHER is held: the declared order is broken at this Lock, even if no opposite path exists yet.",
+		Wrong: "commitMu sync.Mutex //confined:before statsMu\nstatsMu  sync.Mutex\n\nc.statsMu.Lock()\nc.commitMu.Lock()",
+		Right: "c.commitMu.Lock()\nc.statsMu.Lock()",
+		Fix:   "Take the locks in the declared order (release OTHER first, or take this lock earlier).",
+	},
+	{
+		Category: "double-lock", Analyzer: "lockorder", Level: Error,
+		Title: "Lock taken twice on one path",
+		Text:  "A lock of the same class acquired while already held deadlocks (sync.Mutex is not reentrant). RLock while holding RLock of the same RWMutex is reported too: it deadlocks as soon as a writer waits between the two.",
+		Wrong: "func (c *Cache) Get(k string) int {\n\tc.mu.RLock()\n\tdefer c.mu.RUnlock()\n\treturn c.lookup(k) // lookup also RLocks c.mu\n}",
+		Right: "func (c *Cache) Get(k string) int {\n\tc.mu.RLock()\n\tdefer c.mu.RUnlock()\n\treturn c.lookupLocked(k) // annotated //confined:requires_shared mu\n}",
+		Fix:   "Split the function into a locking wrapper and a *Locked variant annotated //confined:requires MU, and call the variant while holding the lock.",
+	},
+	{
+		Category: "lock-upgrade", Analyzer: "lockorder", Level: Error,
+		Title: "Lock of an RWMutex while read-locked",
+		Text:  "sync.RWMutex cannot upgrade a read lock: Lock waits for all readers, including the caller, forever.",
+		Wrong: "c.mu.RLock()\nif c.m[k] == nil {\n\tc.mu.Lock()\n\tc.m[k] = v\n\tc.mu.Unlock()\n}\nc.mu.RUnlock()",
+		Right: "c.mu.Lock()\nif c.m[k] == nil {\n\tc.m[k] = v\n}\nc.mu.Unlock()",
+		Fix:   "Release the read lock, take the write lock and re-check the condition, or take the write lock from the start.",
+	},
+	{
+		Category: "unlock-not-held", Analyzer: "lockorder", Level: Error,
+		Title: "Unlock of a lock not held",
+		Text:  "Unlock (or RUnlock) on a path where the lock is not held: a runtime fatal error, or the release of somebody else's hold.",
+		Wrong: "func (q *Queue) Pop() {\n\tq.mu.Lock()\n\tq.mu.Unlock()\n\t// ...\n\tq.mu.Unlock()\n}",
+		Right: "func (q *Queue) Pop() {\n\tq.mu.Lock()\n\tdefer q.mu.Unlock()\n\t// ...\n}",
+		Fix:   "Release only what the path acquired; prefer defer right after the Lock.",
+	},
+	{
+		Category: "lock-leak", Analyzer: "lockorder", Level: Error,
+		Title: "Return (or next loop iteration) with a lock held",
+		Text:  "A return path leaves a lock held that other paths release and that the function does not declare with //confined:acquires, or a loop iteration can end with the lock held so the next Lock deadlocks.",
+		Wrong: "func (q *Queue) Push(x int) error {\n\tq.mu.Lock()\n\tif q.closed {\n\t\treturn errClosed\n\t}\n\tq.items = append(q.items, x)\n\tq.mu.Unlock()\n\treturn nil\n}",
+		Right: "func (q *Queue) Push(x int) error {\n\tq.mu.Lock()\n\tdefer q.mu.Unlock()\n\tif q.closed {\n\t\treturn errClosed\n\t}\n\tq.items = append(q.items, x)\n\treturn nil\n}",
+		Fix:   "Unlock on every path (defer), or declare //confined:acquires MU if returning with the lock held is the function's contract.",
+	},
+	{
+		Category: "blocking-held", Analyzer: "lockorder", Level: Error,
+		Title: "Lock held across a blocking operation the other side needs",
+		Text:  "A channel send or receive, Wait or time.Sleep while holding a lock that the goroutine on the other side of the operation also takes: neither can proceed. Locks the other side never takes are not reported.",
+		Wrong: "c.mu.Lock()\nc.requests <- req // the worker takes c.mu before receiving\nc.mu.Unlock()",
+		Right: "c.mu.Lock()\nreq.seq = c.next()\nc.mu.Unlock()\nc.requests <- req",
+		Fix:   "Release the lock before blocking; copy what the operation needs out of the guarded state first.",
+	},
+	{
+		Category: "guardedby", Analyzer: "lockorder", Level: Error,
+		Title: "Guarded field accessed without its lock",
+		Text:  "A //confined:guardedby MU (or +checklocks:MU) field or variable read or written without MU held. Initialisation in a composite literal or on an unpublished allocation is construction and is not reported.",
+		Wrong: "//confined:guardedby mu\nhits int\n\nfunc (c *Cache) Hit() { c.hits++ }",
+		Right: "func (c *Cache) Hit() {\n\tc.mu.Lock()\n\tc.hits++\n\tc.mu.Unlock()\n}",
+		Fix:   "Take the lock around the access, or annotate the function //confined:requires MU and take the lock in its callers.",
+	},
+	{
+		Category: "guardedby-write-shared", Analyzer: "lockorder", Level: Error,
+		Title: "Guarded field written under a read lock",
+		Text:  "A write to a field guarded by a sync.RWMutex while only RLock is held: other readers run concurrently, so the write races with them.",
+		Wrong: "c.mu.RLock()\nc.hits++\nc.mu.RUnlock()",
+		Right: "c.mu.Lock()\nc.hits++\nc.mu.Unlock()",
+		Fix:   "Take the write lock for writes (or make the field atomic if it is a counter read under RLock).",
+	},
+	{
+		Category: "requires", Analyzer: "lockorder", Level: Error,
+		Title: "Call without the lock the callee requires",
+		Text:  "A call of a function annotated //confined:requires MU (or +checklocks:MU) on a path where MU is not held exclusively, or of a requires_shared function where MU is not held at all.",
+		Wrong: "//confined:requires mu\nfunc (c *Cache) evictLocked() {}\n\nfunc (c *Cache) Trim() { c.evictLocked() }",
+		Right: "func (c *Cache) Trim() {\n\tc.mu.Lock()\n\tdefer c.mu.Unlock()\n\tc.evictLocked()\n}",
+		Fix:   "Hold the lock around the call, or propagate the requirement with //confined:requires on the caller.",
+	},
+	{
+		Category: "excludes", Analyzer: "lockorder", Level: Error,
+		Title: "Call while holding a lock the callee excludes",
+		Text:  "A call of a function annotated //confined:excludes MU while MU is held (excludes_write: held exclusively): the callee takes MU itself and would self-deadlock.",
+		Wrong: "//confined:excludes mu\nfunc (c *Cache) Flush() { c.mu.Lock(); defer c.mu.Unlock() }\n\nc.mu.Lock()\nc.Flush()",
+		Right: "c.mu.Lock()\nc.flushLocked()\nc.mu.Unlock()",
+		Fix:   "Release the lock before the call, or call the variant that expects the lock held.",
+	},
+	{
+		Category: "acquires", Analyzer: "lockorder", Level: Error,
+		Title: "Function declared to acquire a lock returns without it",
+		Text:  "A function annotated //confined:acquires MU (or acquires_shared) has a return path on which MU is not held: its callers would unlock a lock they do not hold.",
+		Wrong: "//confined:acquires mu\nfunc (c *Cache) lock() error {\n\tif c.closed {\n\t\treturn errClosed\n\t}\n\tc.mu.Lock()\n\treturn nil\n}",
+		Right: "//confined:acquires mu\nfunc (c *Cache) lock() {\n\tc.mu.Lock()\n}",
+		Fix:   "Acquire the lock on every return path, or drop the annotation and let callers lock.",
+	},
+	{
+		Category: "releases", Analyzer: "lockorder", Level: Error,
+		Title: "Function declared to release a lock returns with it held",
+		Text:  "A function annotated //confined:releases MU has a return path on which MU is still held.",
+		Wrong: "//confined:releases mu\nfunc (c *Cache) unlockIf(ok bool) {\n\tif ok {\n\t\tc.mu.Unlock()\n\t}\n}",
+		Right: "//confined:releases mu\nfunc (c *Cache) unlock() {\n\tc.mu.Unlock()\n}",
+		Fix:   "Release the lock on every return path.",
+	},
+	{
+		Category: "atomic", Analyzer: "lockorder", Level: Error,
+		Title: "Non-atomic access to an atomic field",
+		Text:  "A //confined:atomic (or +checkatomic) field read or written without sync/atomic. With guardedby as well, reads must be atomic or locked and writes atomic and locked.",
+		Wrong: "//confined:atomic\nseq int64\n\nfunc (c *Conn) Next() int64 { c.seq++; return c.seq }",
+		Right: "func (c *Conn) Next() int64 { return atomic.AddInt64(&c.seq, 1) }",
+		Fix:   "Use sync/atomic functions, or better an atomic.Int64 typed field.",
+	},
+}
+
+var revokepathChecks = []Check{
+	{
+		Category: "commit-without-drain", Analyzer: "revokepath", Level: Error,
+		Title: "Commit reachable without draining the mailbox",
+		Text:  "On some path from a root to a //confined:commit ROLE, no //confined:drain ROLE runs after the last acquisition of the locks the commit requires: progress (offsets, acks) is published for work whose results are still waiting in the mailbox. A len(mailbox) == 0 check is not a drain. Reported with the path.",
+		Wrong: "//confined:entry poll\nfunc (c *Consumer) run() {\n\tfor {\n\t\tc.fetch()\n\t\tc.commitOffsets()\n\t}\n}",
+		Right: "//confined:entry poll\nfunc (c *Consumer) run() {\n\tfor {\n\t\tc.fetch()\n\t\tc.drainMailbox() //confined:drain poll\n\t\tc.commitOffsets()\n\t}\n}",
+		Fix:   "Call the ROLE's drain function on that path, after the last lock acquisition and before the commit.",
+	},
+	{
+		Category: "inline-commit", Analyzer: "revokepath", Level: Error,
+		Title: "Commit run inline on a foreign goroutine",
+		Text:  "A //confined:commit ROLE reached from a foreign root (a rebalance callback such as kgo.OnPartitionsRevoked, another role). Draining from that goroutine is itself a confined violation; the commit must run on ROLE's goroutine.",
+		Wrong: "//confined:callback\nfunc (c *Consumer) onRevoked(ctx context.Context, cl *kgo.Client, lost map[string][]int32) {\n\tc.commitOffsets()\n}",
+		Right: "//confined:callback\nfunc (c *Consumer) onRevoked(ctx context.Context, cl *kgo.Client, lost map[string][]int32) {\n\tdone := make(chan struct{})\n\tc.mailbox <- func() { c.drainMailbox(); c.commitOffsets(); close(done) }\n\tselect {\n\tcase <-done:\n\tcase <-time.After(5 * time.Second):\n\t}\n}",
+		Fix:   "Post the commit request to ROLE's mailbox and wait for it, bounded by a timeout.",
+	},
+}
