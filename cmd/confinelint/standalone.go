@@ -17,6 +17,7 @@ type options struct {
 	format        string // text, json or sarif
 	fix           bool
 	tests         bool
+	tags          string
 	baselineWrite string
 	baselineCheck string
 	enable        map[string]*triState
@@ -63,6 +64,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.baselineCheck, "baseline-check", "", "report only findings not recorded in the baseline `FILE`")
 	fs.BoolVar(&o.fix, "fix", false, "apply suggested fixes")
 	fs.BoolVar(&o.tests, "test", true, "analyse test files too")
+	fs.StringVar(&o.tags, "tags", "", "comma-separated build tags, as for go build")
 	for _, a := range analyzers {
 		t := new(triState)
 		o.enable[a.Name] = t
@@ -181,6 +183,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // nothing could.
 func analyze(o *options, patterns []string, stderr io.Writer) ([]finding, int) {
 	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Tests: o.tests}
+	if o.tags != "" {
+		cfg.BuildFlags = []string{"-tags=" + o.tags}
+	}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		fmt.Fprintf(stderr, "confinelint: %v\n", err)
