@@ -130,6 +130,16 @@ func (c *Consumer) onRevoked(partitions []int32) {
 	}
 }
 
+// Inflight reports the records in flight. It is exported, so static
+// analysis cannot see every caller: it declares its role and asserts it, and
+// a call from another goroutine panics in builds with -tags confine or -race.
+//
+//confined:control
+func (c *Consumer) Inflight() int {
+	c.owner.Assert()
+	return c.inflight
+}
+
 // Stats takes the locks in the declared order.
 func (c *Consumer) Stats() int {
 	c.commitMu.Lock()
