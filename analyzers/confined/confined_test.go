@@ -51,3 +51,6 @@ func run(t *testing.T, pkgs ...string) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), confined.Analyzer, pkgs...)
 }
+
+// TestDirectiveProblems: every malformed-directive class confined owns.
+func TestDirectiveProblems(t *testing.T) { run(t, "directives") }
