@@ -54,3 +54,16 @@ func run(t *testing.T, pkgs ...string) {
 
 // TestDirectiveProblems: every malformed-directive class confined owns.
 func TestDirectiveProblems(t *testing.T) { run(t, "directives") }
+
+// Go features, each with findings and silent correct code (issue 9).
+func TestFeatureGenerics(t *testing.T)  { run(t, "features_generics") }
+func TestFeatureLoops(t *testing.T)     { run(t, "features_loops") }
+func TestFeatureMethods(t *testing.T)   { run(t, "features_methods") }
+func TestFeatureEmbedded(t *testing.T)  { run(t, "features_embedded") }
+func TestFeatureDefer(t *testing.T)     { run(t, "features_defer") }
+func TestFeatureRangeFunc(t *testing.T) { run(t, "features_rangefunc") }
+func TestFeatureBuildTags(t *testing.T) { run(t, "features_buildtags") }
+func TestFeatureGenerated(t *testing.T) { run(t, "features_generated") }
+func TestFeatureTests(t *testing.T)     { run(t, "features_tests") }
+func TestFeatureCgo(t *testing.T)       { run(t, "features_cgo") }
+func TestFeatureSuppress(t *testing.T)  { run(t, "features_suppress") }

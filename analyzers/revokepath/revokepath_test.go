@@ -53,3 +53,11 @@ func TestDeterministic(t *testing.T) {
 		t.Fatalf("findings differ between runs:\n%s\n---\n%s", strings.Join(first, "\n"), strings.Join(second, "\n"))
 	}
 }
+
+// Go features, each with findings and silent correct code (issue 9).
+func TestFeatures(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), revokepath.Analyzer,
+		"features_revoke",    // generics, method values, loops, deferred closures, range-over-func
+		"features_generated", // findings in generated files are not reported
+	)
+}

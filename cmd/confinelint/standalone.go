@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -219,15 +220,47 @@ func analyze(o *options, patterns []string, stderr io.Writer) ([]finding, int) {
 
 // printLoadErrors reports packages that failed to load or type-check; they
 // are skipped, the rest is still analysed.
+// A package and its test variant share errors: each line is printed once.
 func printLoadErrors(w io.Writer, pkgs []*packages.Package) int {
 	n := 0
+	printed := map[string]bool{}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		for _, e := range p.Errors {
-			fmt.Fprintf(w, "confinelint: package %s: %v (skipped)\n", p.PkgPath, e)
+			line := fmt.Sprintf("confinelint: package %s: %v (skipped)\n", p.PkgPath, e)
+			if !printed[line] {
+				printed[line] = true
+				fmt.Fprint(w, line)
+			}
 			n++
 		}
 	})
 	return n
+}
+
+// brokenDep returns the package with load or type errors that p is or
+// (transitively) imports, or nil. Such a package cannot be analysed: its
+// facts, or its dependency's, are missing.
+func brokenDep(p *packages.Package, memo map[*packages.Package]*packages.Package) *packages.Package {
+	if b, ok := memo[p]; ok {
+		return b
+	}
+	memo[p] = nil // cycles cannot happen; this also bounds the walk
+	if len(p.Errors) > 0 {
+		memo[p] = p
+		return p
+	}
+	paths := make([]string, 0, len(p.Imports))
+	for path := range p.Imports {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		if b := brokenDep(p.Imports[path], memo); b != nil {
+			memo[p] = b
+			return b
+		}
+	}
+	return nil
 }
 
 // collect gathers root diagnostics, deduplicated (a package and its test
@@ -236,9 +269,23 @@ func collect(g *checker.Graph) ([]finding, []error) {
 	var out []finding
 	var errs []error
 	seen := map[string]bool{}
+	memo := map[*packages.Package]*packages.Package{}
 	for act := range g.All() {
 		if act.Err != nil && act.IsRoot {
-			errs = append(errs, fmt.Errorf("%s: %v", act, act.Err))
+			// A package with errors was already reported by
+			// printLoadErrors; one that imports it is named once, instead
+			// of a "failed prerequisites" line per analyzer.
+			switch b := brokenDep(act.Package, memo); {
+			case b == act.Package:
+			case b != nil:
+				msg := fmt.Sprintf("package %s: not analysed: it imports %s, which has errors", act.Package.PkgPath, b.PkgPath)
+				if !seen["err:"+msg] {
+					seen["err:"+msg] = true
+					errs = append(errs, errors.New(msg))
+				}
+			default:
+				errs = append(errs, fmt.Errorf("%s: %v", act, act.Err))
+			}
 		}
 		if !act.IsRoot {
 			continue

@@ -41,6 +41,9 @@ type Reporter struct {
 	ignores  []*directive.IgnoreComment
 	used     map[*directive.IgnoreComment]bool
 	seen     map[string]bool
+	// generated holds the token.File of every generated file of the
+	// package (standard "Code generated ... DO NOT EDIT." header).
+	generated map[*token.File]bool
 }
 
 // NewReporter returns a reporter honouring the ignores of set.
@@ -49,11 +52,61 @@ func NewReporter(pass *analysis.Pass, analyzer string, set *directive.Set) *Repo
 	if set != nil {
 		r.ignores = set.Ignores
 	}
+	for _, f := range pass.Files {
+		if generated(f) {
+			if r.generated == nil {
+				r.generated = map[*token.File]bool{}
+			}
+			r.generated[pass.Fset.File(f.FileStart)] = true
+		}
+	}
 	return r
 }
 
-// Report emits f unless an ignore covers it. Identical findings (same
-// position, rule and message) are reported once.
+// generated reports whether f is a generated file by the standard header
+// ("// Code generated ... DO NOT EDIT." before the package clause). cgo's
+// own header on the files it rewrites does not count: those files carry the
+// user's code (their //line directives point back to it), so only a
+// generated header of the user's file, which cgo keeps, makes it generated.
+func generated(f *ast.File) bool {
+	if !ast.IsGenerated(f) {
+		return false
+	}
+	for _, g := range f.Comments {
+		if g.Pos() >= f.Package {
+			break
+		}
+		for _, c := range g.List {
+			if generatedComment(c.Text) && !strings.Contains(c.Text, " by cmd/cgo") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// generatedComment is ast.IsGenerated's test for one comment: a line
+// "// Code generated ... DO NOT EDIT.".
+func generatedComment(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "// Code generated ") && strings.HasSuffix(line, " DO NOT EDIT.") {
+			return true
+		}
+	}
+	return false
+}
+
+// inGenerated reports whether pos lies in a generated file of the package.
+// Findings there are not reported: nobody can act on them. The code is
+// still analysed, so a finding it causes in a hand-written file (a call
+// into a confined function, say) is reported there.
+func (r *Reporter) inGenerated(pos token.Pos) bool {
+	return len(r.generated) > 0 && pos.IsValid() && r.generated[r.pass.Fset.File(pos)]
+}
+
+// Report emits f unless an ignore covers it or it lies in a generated
+// file. Identical findings (same position, rule and message) are reported
+// once.
 func (r *Reporter) Report(f Finding) {
 	pos := f.Pos
 	if !pos.IsValid() {
@@ -61,6 +114,9 @@ func (r *Reporter) Report(f Finding) {
 	}
 	if !pos.IsValid() && len(r.pass.Files) > 0 {
 		pos = r.pass.Files[0].Package
+	}
+	if r.inGenerated(pos) {
+		return
 	}
 	if ig := r.ignoreFor(pos); ig != nil {
 		r.used[ig] = true
