@@ -36,6 +36,15 @@ type Take struct {
 	// a caller holding the same path deadlocks (double lock).
 	Path   string
 	Shared bool
+	// Cond counts the conditional steps down to the acquisition: 0 when
+	// the function takes the lock on every path to its return (and so does
+	// every function called down to it), the only takes a caller's double
+	// lock is reported for.
+	Cond int
+	// Sub is the value field holding the lock's struct ("pkg.Conn.in"
+	// for c.in.mu), "" when unknown: locks of one class under different
+	// value fields are different locks (see Edge.FromSub).
+	Sub string
 }
 
 func (*LockSummary) AFact() {}
@@ -69,6 +78,9 @@ type LockEdges struct {
 // Edge says lock class To was acquired while From was held.
 type Edge struct {
 	From, To string
+	// FromSub, ToSub refine the classes: the value field holding the
+	// lock's struct (Take.Sub), "" when unknown.
+	FromSub, ToSub string
 	// Witness describes where: "pkg.Func: a.go:10 holds From, a.go:12 takes To".
 	Witness string
 }

@@ -3,6 +3,8 @@ package locks
 import (
 	"go/token"
 	"go/types"
+	"slices"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -104,6 +106,14 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 	for _, r := range w.e.ctx.Of(w.fn) {
 		mine[r.Root] = true
 	}
+	// An operation on a buffered channel blocks only on an empty (or
+	// full) buffer, which the analysis does not model: wantConn.cancel
+	// receives, under the lock the sender takes, only after the sender
+	// has filled the buffer.
+	ops = slices.DeleteFunc(slices.Clone(ops), func(op chanOp) bool { return w.e.buffered(op.Key) })
+	if len(ops) == 0 {
+		return
+	}
 	for _, h := range s.holds {
 		if h.Maybe || h.Class == "" {
 			continue
@@ -117,7 +127,22 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 
 // peerTaking finds a started goroutine, other than the ones fn runs on,
 // that performs the opposite operation of one of ops and takes class.
+//
+// Every goroutine that can unblock the operation must take the lock: one
+// that performs the opposite operation without ever taking it (pipe.go's
+// time.AfterFunc callback that only closes the channel) unblocks it while
+// the lock is held, whatever the others do. Roots of every kind count for
+// that, exported functions included.
 func (e *engine) peerTaking(ops []chanOp, class string, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
+	for _, r := range e.ctx.Roots {
+		info := e.infos[r.Func]
+		if info == nil || mine[r] || r.Func == fn {
+			continue
+		}
+		if hasOpposite(info.chans, ops) && !takesClass(info.takes, class) {
+			return nil
+		}
+	}
 	for _, r := range e.ctx.Roots {
 		switch r.Kind {
 		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
@@ -227,4 +252,46 @@ func typeNameOf(t types.Type) string {
 		return n.Obj().Name()
 	}
 	return t.String()
+}
+
+// buffered reports whether every channel made for key (by identity, see
+// chanKey) in the package is made with a non-zero capacity, and there is
+// at least one.
+func (e *engine) buffered(key string) bool {
+	if !strings.HasPrefix(key, "field:") && !strings.HasPrefix(key, "make:") && !strings.HasPrefix(key, "var:") {
+		return false
+	}
+	if e.chanCaps == nil {
+		e.chanCaps = map[string]bool{}
+		for _, fn := range e.p.Funcs {
+			for _, b := range fn.Blocks {
+				for _, instr := range b.Instrs {
+					mc, ok := instr.(*ssa.MakeChan)
+					if !ok {
+						continue
+					}
+					buf := true
+					if c, ok := mc.Size.(*ssa.Const); ok && c.Int64() == 0 {
+						buf = false
+					}
+					keys := []string{e.chanKey(fn, mc, 0)}
+					for _, ref := range *mc.Referrers() {
+						if st, ok := ref.(*ssa.Store); ok && st.Val == mc {
+							keys = append(keys, e.chanKey(fn, st.Addr, 0))
+						}
+					}
+					for _, k := range keys {
+						if k == "" {
+							continue
+						}
+						if old, seen := e.chanCaps[k]; seen {
+							buf = buf && old
+						}
+						e.chanCaps[k] = buf
+					}
+				}
+			}
+		}
+	}
+	return e.chanCaps[key]
 }

@@ -3,16 +3,21 @@ package locks
 import (
 	"go/token"
 	"go/types"
+	"slices"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
 )
 
 // target is one function a call may run, with its parameters and free
 // variables as paths of the caller.
 type target struct {
 	fn    *ssa.Function
-	args  []string // caller paths of the callee's SSA parameters
-	binds []string // caller paths of the callee's free variables
+	args  []string    // caller paths of the callee's SSA parameters
+	binds []string    // caller paths of the callee's free variables
+	vals  []ssa.Value // the caller's values of the callee's parameters
 	// exact: the call runs this function. Otherwise it is one of several
 	// candidates (interface implementations, functions stored in a
 	// func-typed field): only its acquisition edges are taken.
@@ -31,28 +36,28 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 	if call.IsInvoke() {
 		var out []target
 		for _, fn := range w.e.implementations(call.Method) {
-			out = append(out, target{fn: fn, args: append([]string{pathOf(w.fn, call.Value)}, paths(call.Args)...)})
+			out = append(out, target{fn: fn, args: append([]string{pathOf(w.fn, call.Value)}, paths(call.Args)...), vals: append([]ssa.Value{call.Value}, call.Args...)})
 		}
 		return out
 	}
 	switch v := call.Value.(type) {
 	case *ssa.Function:
-		return []target{{fn: w.e.canonical(v), args: paths(call.Args), exact: true}}
+		return []target{{fn: w.e.canonical(v), args: paths(call.Args), vals: call.Args, exact: true}}
 	case *ssa.MakeClosure:
 		fn, ok := v.Fn.(*ssa.Function)
 		if !ok {
 			return nil
 		}
 		if m := w.e.boundMethod(fn); m != nil && len(v.Bindings) == 1 {
-			return []target{{fn: m, args: append(paths(v.Bindings), paths(call.Args)...), exact: true}}
+			return []target{{fn: m, args: append(paths(v.Bindings), paths(call.Args)...), vals: append(slices.Clone(v.Bindings), call.Args...), exact: true}}
 		}
-		return []target{{fn: w.e.canonical(fn), args: paths(call.Args), binds: paths(v.Bindings), exact: true}}
+		return []target{{fn: w.e.canonical(fn), args: paths(call.Args), vals: call.Args, binds: paths(v.Bindings), exact: true}}
 	case *ssa.UnOp:
 		// A call of a func-typed field: the package's functions stored in it.
 		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
 			var out []target
 			for _, fn := range w.e.fieldFuncs[fieldVar(fa)] {
-				out = append(out, target{fn: fn, args: paths(call.Args)})
+				out = append(out, target{fn: fn, args: paths(call.Args), vals: call.Args})
 			}
 			return out
 		}
@@ -106,23 +111,31 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 			continue
 		}
 		name := w.e.funcName(t.fn)
+		step := w.condStep()
 		for _, tk := range sum.takes {
-			if tk.afterRelease {
+			via := append([]string{name}, tk.Via...)
+			if tk.afterRelease || tk.cond+step > maxCond || len(via) > maxVia {
 				continue
 			}
-			h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos}
+			h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub}
+			if h.Sub == "" {
+				h.Sub = w.argSub(tk.Path, t.vals)
+			}
 			if p, ok := rewrite(tk.Path, t.args, t.binds); ok && t.exact {
 				h.Path = p
 				// A closure checked under this state reports inside itself.
 				inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
-				if old, held := s.find(p); held && w.report && !old.Maybe && !inline && !old.Opaque {
+				// Only a callee that takes the lock on every path to its
+				// return is a double lock; one that may take it depends on
+				// values the analysis does not follow.
+				if old, held := s.find(p); held && w.report && !old.Maybe && !inline && !old.Opaque && tk.cond == 0 {
 					w.reportRelock(old, h, pos, " by "+chainText(name, tk.Via)+" (at "+tk.At+")")
 				}
 			}
 			if w.report {
-				w.edgesTo(s, h, pos, append([]string{name}, tk.Via...))
+				w.edgesTo(s, h, pos, via)
 			}
-			w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: append([]string{name}, tk.Via...), afterRelease: s.outer})
+			w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: tk.cond + step, Sub: h.Sub})
 		}
 		for _, op := range sum.chans {
 			w.info.addChan(op)
@@ -194,4 +207,65 @@ func (w *walker) handOff(vals []ssa.Value, s State) State {
 		}
 	}
 	return s
+}
+
+// condStep is 0 when the instruction being walked runs on every path to
+// the function's return (its block dominates every returning block), 1
+// otherwise: one conditional step for the takes it causes.
+func (w *walker) condStep() int {
+	if w.blk == nil {
+		return 1
+	}
+	if w.retBlocks == nil {
+		w.retBlocks = []*ssa.BasicBlock{}
+		for _, b := range w.fn.Blocks {
+			if b == w.fn.Recover || len(b.Instrs) == 0 {
+				continue
+			}
+			if _, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok {
+				w.retBlocks = append(w.retBlocks, b)
+			}
+		}
+	}
+	for _, r := range w.retBlocks {
+		if !w.blk.Dominates(r) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// argSub refines a callee's take of a lock directly in a parameter's
+// struct ("p0.mu") by the caller's argument: &c.in passed for the
+// parameter makes it the lock under the value field Conn.in.
+func (w *walker) argSub(path string, vals []ssa.Value) string {
+	root, rest := rootOf(path)
+	i := paramIndex(root, "p")
+	if i < 0 || i >= len(vals) || strings.Count(rest, ".") != 1 {
+		return ""
+	}
+	return valueFieldSub(vals[i])
+}
+
+// valueFieldSub returns the key of the value struct field v addresses
+// (v = &x.f with f a struct, not a pointer), "" otherwise.
+func valueFieldSub(v ssa.Value) string {
+	for range 4 {
+		switch x := v.(type) {
+		case *ssa.ChangeType:
+			v = x.X
+			continue
+		case *ssa.MakeInterface:
+			v = x.X
+			continue
+		case *ssa.FieldAddr:
+			if f := fieldVar(x); f != nil {
+				if _, isStruct := f.Type().Underlying().(*types.Struct); isStruct {
+					return lockop.ClassKey(f)
+				}
+			}
+		}
+		return ""
+	}
+	return ""
 }

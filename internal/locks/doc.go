@@ -49,7 +49,31 @@
 //   - Calls through func-typed fields take the edges of every function of
 //     the package stored into that field; interface calls those of the
 //     package's types implementing the interface. Neither changes the
-//     lock state (the callee is not known exactly).
+//     lock state (the callee is not known exactly). Only interfaces the
+//     package declares are resolved, and only to types the package
+//     converts to the interface (directly, or to an interface whose values
+//     it converts or asserts to this one), unless both the interface and
+//     the type are exported: crypto/tls's *Conn has the Write of its
+//     transcriptHash by accident and is never one.
+//   - May versus must: a take records how many conditional steps lead to
+//     it (the acquisition, and each call on the way, whose block does not
+//     dominate every return of its function). A double lock through a
+//     call is reported only for a callee that takes the lock on every path
+//     to its return (0 steps): a callee that may take it does so under
+//     conditions on values the analysis does not follow (quic.go's
+//     handlePostHandshakeMessage never renegotiates). Order edges through
+//     calls use may-takes, but a take more than maxCond conditional steps
+//     or maxVia calls away propagates no further (debug and trace paths,
+//     chains no reader can check: go/types' Checker.trace). Among equal
+//     takes the most certain, then the shortest, witness is kept. A lock
+//     taken on both branches of an if counts as conditional (dominance,
+//     not a must-dataflow): accepted.
+//   - Lock classes are refined by the value struct field holding the
+//     lock's struct (Hold.Sub): c.in.Mutex and c.out.Mutex are both class
+//     halfConn.Mutex but never the same lock. A cycle closes only where
+//     consecutive edges meet on refinements that can be equal (unknown,
+//     through a pointer, matches any), so c.in -> hs and hs -> c.out is no
+//     inversion; messages keep naming the class.
 //   - Edges are exported as the package's own; the facts of every
 //     transitive dependency are visible to the analysis (AllPackageFacts),
 //     so a cycle across packages is found where it closes. Each cycle is
@@ -61,7 +85,22 @@
 //     accesses through a value allocated in the same function are
 //     construction (publication is not tracked).
 //   - Blocking (blocking.go): see the comment there; timers, contexts and
-//     time.Sleep have no peer goroutine and are not reported.
+//     time.Sleep have no peer goroutine and are not reported. Every
+//     goroutine that can unblock the operation must take the lock (one
+//     that performs the opposite operation without it, as a
+//     time.AfterFunc callback closing the channel, unblocks it anyway),
+//     and operations on channels every make of which is buffered are not
+//     reported (occupancy is not modelled: net/http's wantConn receives
+//     under the lock only once the sender filled the buffer).
+//   - Loops: a lock reached from a value the loop recomputes (a phi, a
+//     value computed in the loop, or a captured variable assigned in it:
+//     c = c.parent; c.mu.Lock()) is another lock on the next iteration,
+//     never a re-lock. A defer replayed at return that was registered on
+//     some paths only (or once per iteration) proves no double unlock.
+//   - Leaks: a lock of an object the function creates (an allocation, or
+//     the result of a package function returning a new allocation) left
+//     held on a return is not reported: the object dies with the function
+//     or is handed over with its lock.
 //
 // Limits: //confined:alias is applied for the package's own struct types
 // only (the Decl fact does not carry the second path); a goroutine

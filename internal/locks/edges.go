@@ -17,6 +17,9 @@ type edge struct {
 	FromPos, ToPos   token.Pos
 	Witness          string // "in Broker.poll (broker.go:20 -> broker.go:22)"
 	FromName, ToName string
+	// FromSub, ToSub refine the classes (Hold.Sub): a cycle closes only
+	// through locks that can be the same ("" matches any).
+	FromSub, ToSub string
 	// declared: the edge breaks a //confined:before order, already
 	// reported as such; cycles through it are not reported again.
 	declared bool
@@ -38,13 +41,13 @@ func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via []string) {
 		if len(via) > 0 {
 			wit += " via " + strings.Join(via, " -> ")
 		}
-		w.e.addEdge(edge{From: o.Class, To: h.Class, FromName: o.Name, ToName: h.Name, Fn: w.e.funcName(w.fn), FromPos: o.Pos, ToPos: pos, Witness: wit + ")", declared: broken})
+		w.e.addEdge(edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromName: o.Name, ToName: h.Name, Fn: w.e.funcName(w.fn), FromPos: o.Pos, ToPos: pos, Witness: wit + ")", declared: broken})
 	}
 }
 
 func (e *engine) addEdge(x edge) {
 	for _, o := range e.edges {
-		if o.From == x.From && o.To == x.To {
+		if o.From == x.From && o.To == x.To && o.FromSub == x.FromSub && o.ToSub == x.ToSub {
 			return
 		}
 	}
@@ -55,21 +58,18 @@ func (e *engine) edgesFact() *facts.LockEdges {
 	f := &facts.LockEdges{}
 	for _, x := range e.edges {
 		wit := "in " + e.p.Pass.Pkg.Name() + "." + strings.TrimPrefix(x.Witness, "in ")
-		f.Edges = append(f.Edges, facts.Edge{From: x.From, To: x.To, Witness: wit})
+		f.Edges = append(f.Edges, facts.Edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, Witness: wit})
 	}
-	sort.Slice(f.Edges, func(i, j int) bool {
-		a, b := f.Edges[i], f.Edges[j]
-		return a.From < b.From || a.From == b.From && a.To < b.To
-	})
+	sort.Slice(f.Edges, func(i, j int) bool { return edgeLess(f.Edges[i], f.Edges[j]) })
 	return f
 }
 
 // graph is every edge known: the package's and its dependencies'.
 func (e *engine) graph() map[string][]edge {
 	g := map[string][]edge{}
-	seen := map[[2]string]bool{}
+	seen := map[[4]string]bool{}
 	add := func(x edge) {
-		if k := [2]string{x.From, x.To}; !seen[k] {
+		if k := [4]string{x.From, x.To, x.FromSub, x.ToSub}; !seen[k] {
 			seen[k] = true
 			g[x.From] = append(g[x.From], x)
 		}
@@ -85,39 +85,72 @@ func (e *engine) graph() map[string][]edge {
 	}
 	sort.Slice(imported, func(i, j int) bool {
 		a, b := imported[i], imported[j]
-		return a.From < b.From || a.From == b.From && (a.To < b.To || a.To == b.To && a.Witness < b.Witness)
+		return edgeLess(a, b) || !edgeLess(b, a) && a.Witness < b.Witness
 	})
 	for _, x := range imported {
-		add(edge{From: x.From, To: x.To, FromName: shortClass(x.From), ToName: shortClass(x.To), Witness: x.Witness})
+		add(edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, FromName: shortClass(x.From), ToName: shortClass(x.To), Witness: x.Witness})
 	}
 	for k := range g {
-		sort.SliceStable(g[k], func(i, j int) bool { return g[k][i].To < g[k][j].To })
+		sort.SliceStable(g[k], func(i, j int) bool {
+			a, b := g[k][i], g[k][j]
+			return a.To < b.To || a.To == b.To && (a.FromSub < b.FromSub || a.FromSub == b.FromSub && a.ToSub < b.ToSub)
+		})
 	}
 	return g
 }
 
-// pathBetween finds a shortest chain of edges from class a to class b.
-func pathBetween(g map[string][]edge, a, b string) []edge {
-	prev := map[string]edge{}
-	seen := map[string]bool{a: true}
-	queue := []string{a}
+func edgeLess(a, b facts.Edge) bool {
+	if a.From != b.From {
+		return a.From < b.From
+	}
+	if a.To != b.To {
+		return a.To < b.To
+	}
+	if a.FromSub != b.FromSub {
+		return a.FromSub < b.FromSub
+	}
+	return a.ToSub < b.ToSub
+}
+
+// sameLock reports whether two refinements of one class can be the same
+// lock: unknown ("") can be anything.
+func sameLock(a, b string) bool { return a == "" || b == "" || a == b }
+
+// pathBetween finds a shortest chain of edges from x.To back to x.From,
+// through locks that can be the same where consecutive edges meet (the
+// refinements, Sub, of a class under two different value fields, as
+// c.in and c.out, never meet).
+func pathBetween(g map[string][]edge, x edge) []edge {
+	type node struct{ class, sub string }
+	type step struct {
+		prev node
+		via  edge
+	}
+	start := node{x.To, x.ToSub}
+	prev := map[node]step{}
+	seen := map[node]bool{start: true}
+	queue := []node{start}
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		for _, x := range g[cur] {
-			if seen[x.To] {
+		for _, y := range g[cur.class] {
+			if !sameLock(y.FromSub, cur.sub) {
 				continue
 			}
-			seen[x.To] = true
-			prev[x.To] = x
-			if x.To == b {
-				var out []edge
-				for at := b; at != a; at = prev[at].From {
-					out = append([]edge{prev[at]}, out...)
+			if y.To == x.From && sameLock(y.ToSub, x.FromSub) {
+				out := []edge{y}
+				for at := cur; at != start; at = prev[at].prev {
+					out = append([]edge{prev[at].via}, out...)
 				}
 				return out
 			}
-			queue = append(queue, x.To)
+			next := node{y.To, y.ToSub}
+			if seen[next] {
+				continue
+			}
+			seen[next] = true
+			prev[next] = step{cur, y}
+			queue = append(queue, next)
 		}
 	}
 	return nil
@@ -137,7 +170,7 @@ func (e *engine) reportCycles() {
 	byKey := map[string]*cycle{}
 	var keys []string
 	for _, x := range e.edges {
-		back := pathBetween(g, x.To, x.From)
+		back := pathBetween(g, x)
 		if back == nil || x.declared || slices.ContainsFunc(back, func(b edge) bool { return b.declared }) {
 			continue
 		}
@@ -145,6 +178,8 @@ func (e *engine) reportCycles() {
 		for _, b := range back {
 			names = append(names, b.From+">"+b.To)
 		}
+		slices.Sort(names)
+		names = slices.Compact(names) // one report per cycle of classes
 		sort.Strings(names)
 		key := strings.Join(names, " ")
 		if c, ok := byKey[key]; !ok {

@@ -32,8 +32,12 @@ type engine struct {
 	findings     []diag.Finding
 	namedTypes   []*types.Named
 	impls        map[*types.Func][]*ssa.Function
+	convs        []conversion    // MakeInterface of named types (scanConversions)
+	ifaceConvs   [][2]types.Type // interface-to-interface conversions and assertions
+	convCache    map[types.Type]map[*types.Named]bool
 	guards       map[*types.Var]*guard
 	closureOf    map[*ssa.Function]*ssa.MakeClosure
+	chanCaps     map[string]bool // channel identity -> every make of it is buffered
 	aliases      map[*types.Named][]aliasPair
 	cur          *ssa.Function // the function being walked, for fallback positions
 }
@@ -55,7 +59,21 @@ type take struct {
 	At           string    // "file.go:12" of the innermost acquisition
 	Via          []string  // functions called down to the acquisition
 	afterRelease bool      // taken after releasing a caller's lock
+	// cond counts the conditional steps down to the acquisition: the
+	// acquisition and each call on the way that does not dominate every
+	// return of its function. 0: taken on every path to the return.
+	cond int
+	// Sub is the value field holding the lock's struct (see Hold.Sub).
+	Sub string
 }
+
+// Bounds on what a take propagates through calls (a may-acquire several
+// conditional steps or many calls away is a debug path or a chain no
+// reader can check): takes beyond them give callers no edges.
+const (
+	maxCond = 2
+	maxVia  = 8
+)
 
 // maxTakes bounds a summary: enough for every distinct lock of real code.
 const maxTakes = 64
@@ -63,8 +81,12 @@ const maxTakes = 64
 func (f *funcInfo) resetBody() { *f = funcInfo{} }
 
 func (f *funcInfo) addTake(t take) {
-	for _, o := range f.takes {
-		if o.Path == t.Path && o.Class == t.Class && o.Shared == t.Shared && o.afterRelease == t.afterRelease {
+	for i, o := range f.takes {
+		if o.Path == t.Path && o.Class == t.Class && o.Shared == t.Shared && o.afterRelease == t.afterRelease && o.Sub == t.Sub {
+			// Keep the most certain, then the shortest, witness.
+			if t.cond < o.cond || t.cond == o.cond && len(t.Via) < len(o.Via) {
+				f.takes[i] = t
+			}
 			return
 		}
 	}

@@ -92,7 +92,7 @@ func (e *engine) importedSummary(fn *ssa.Function) *funcInfo {
 	sig := fn.Signature
 	info := &funcInfo{}
 	for _, t := range ls.Takes {
-		tk := take{Class: t.Class, Name: shortClass(t.Class), Shared: t.Shared, At: t.Pos}
+		tk := take{Class: t.Class, Name: shortClass(t.Class), Shared: t.Shared, At: t.Pos, cond: t.Cond, Sub: t.Sub}
 		tk.Path = fromDeclPath(sig, t.Path, t.Class, "")
 		if t.Via != "" {
 			tk.Via = strings.Split(t.Via, " -> ")
@@ -145,14 +145,20 @@ func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 		if at == "" {
 			at = e.at(t.Pos)
 		}
-		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: strings.Join(t.Via, " -> "), Path: toDeclPath(fn, t.Path), Shared: t.Shared})
+		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: strings.Join(t.Via, " -> "), Path: toDeclPath(fn, t.Path), Shared: t.Shared, Cond: t.cond, Sub: t.Sub})
 	}
 	sort.Slice(ls.Takes, func(i, j int) bool {
 		a, b := ls.Takes[i], ls.Takes[j]
 		if a.Class != b.Class {
 			return a.Class < b.Class
 		}
-		return a.Path < b.Path || a.Path == b.Path && !a.Shared && b.Shared
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Shared != b.Shared {
+			return !a.Shared
+		}
+		return a.Sub < b.Sub
 	})
 	add := func(hs []Hold, release bool) {
 		var effs []facts.Effect

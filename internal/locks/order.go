@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/types"
+	"slices"
 	"sort"
 
 	"golang.org/x/tools/go/ssa"
@@ -213,9 +214,21 @@ func (e *engine) implementations(m *types.Func) []*ssa.Function {
 	}
 	var out []*ssa.Function
 	defer func() { e.impls[m] = out }()
+	reach := e.convertedTo(sig.Recv().Type())
+	exported := false
+	if n, ok := types.Unalias(sig.Recv().Type()).(*types.Named); ok {
+		exported = n.Obj().Exported()
+	}
 	for _, n := range e.namedTypes {
 		ptr := types.NewPointer(n)
 		if !types.Implements(ptr, iface) {
+			continue
+		}
+		// A type satisfying the interface by accident (crypto/tls's Conn
+		// has the Write of its transcriptHash) is no candidate: the
+		// package must convert it to the interface (or to one that flows
+		// into it), unless both are exported and users may convert it.
+		if !reach[n] && !(exported && n.Obj().Exported()) {
 			continue
 		}
 		obj, _, _ := types.LookupFieldOrMethod(ptr, false, e.p.Pass.Pkg, m.Name())
@@ -233,3 +246,81 @@ func (e *engine) implementations(m *types.Func) []*ssa.Function {
 
 // maxImpls bounds interface-call resolution.
 const maxImpls = 8
+
+// convertedTo returns the package's named types whose values (or
+// pointers) the package converts to iface: directly, or to an interface
+// whose values the package then converts or asserts to iface (checked
+// by type identity, one scan of the package, cached per interface).
+func (e *engine) convertedTo(iface types.Type) map[*types.Named]bool {
+	if e.convs == nil {
+		e.scanConversions()
+		e.convCache = map[types.Type]map[*types.Named]bool{}
+	}
+	if out, ok := e.convCache[iface]; ok {
+		return out
+	}
+	// Interfaces whose values reach iface, by a backwards closure over
+	// the interface-to-interface conversions.
+	reach := []types.Type{iface}
+	for i := 0; i < len(reach) && i < 64; i++ {
+		for _, c := range e.ifaceConvs {
+			if types.Identical(c[1], reach[i]) && !slices.ContainsFunc(reach, func(t types.Type) bool { return types.Identical(t, c[0]) }) {
+				reach = append(reach, c[0])
+			}
+		}
+	}
+	out := map[*types.Named]bool{}
+	for _, c := range e.convs {
+		if slices.ContainsFunc(reach, func(t types.Type) bool { return types.Identical(t, c.to) }) {
+			out[c.from] = true
+		}
+	}
+	e.convCache[iface] = out
+	return out
+}
+
+// conversion is a MakeInterface of a named type (or a pointer to one).
+type conversion struct {
+	from *types.Named
+	to   types.Type
+}
+
+// scanConversions records the package's MakeInterface instructions of
+// named types and its interface-to-interface conversions and assertions.
+func (e *engine) scanConversions() {
+	e.convs = []conversion{}
+	addIface := func(from, to types.Type) {
+		if !types.IsInterface(from) || !types.IsInterface(to) || types.Identical(from, to) {
+			return
+		}
+		for _, c := range e.ifaceConvs {
+			if types.Identical(c[0], from) && types.Identical(c[1], to) {
+				return
+			}
+		}
+		e.ifaceConvs = append(e.ifaceConvs, [2]types.Type{from, to})
+	}
+	for _, fn := range e.p.Funcs {
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				switch x := instr.(type) {
+				case *ssa.MakeInterface:
+					t := x.X.Type()
+					if p, ok := t.(*types.Pointer); ok {
+						t = p.Elem()
+					}
+					if n, ok := types.Unalias(t).(*types.Named); ok {
+						if o := n.Origin(); o != nil {
+							n = o
+						}
+						e.convs = append(e.convs, conversion{from: n, to: x.Type()})
+					}
+				case *ssa.ChangeInterface:
+					addIface(x.X.Type(), x.Type())
+				case *ssa.TypeAssert:
+					addIface(x.X.Type(), x.AssertedType)
+				}
+			}
+		}
+	}
+}

@@ -29,6 +29,11 @@ type Hold struct {
 	// Opaque: a sync.Locker interface value of unknown implementation
 	// (RLocker's Lock is re-entrant): never reported as a double lock.
 	Opaque bool
+	// Sub refines the class: the key of the value (non-pointer) struct
+	// field that holds the lock's struct, as Conn.in for c.in.mu, "" when
+	// the lock is reached through a pointer. Locks of one class under two
+	// different value fields are never the same lock.
+	Sub string
 }
 
 // deferred is one pending defer, replayed at RunDefers in reverse order.

@@ -76,7 +76,7 @@ func (w *walker) acquire(h Hold, s State) State {
 	if w.report {
 		w.edgesTo(s, h, h.Pos, nil)
 	}
-	w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer})
+	w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, cond: w.condStep(), Sub: h.Sub})
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++
 		return s.with(old)
@@ -125,7 +125,7 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 		}
 	}
 	if s.wasReleased(h.Path) && !h.Opaque {
-		if w.report {
+		if w.report && !w.maybeDefer {
 			w.e.find(pos, "unlock-not-held", h.Name+" unlocked but not held: it was already unlocked on every path here")
 		}
 		return s
@@ -141,9 +141,13 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 func (w *walker) runDefers(pos token.Pos, s State) State {
 	ds := s.defers
 	s.defers = nil
+	blk := w.blk
+	defer func() { w.blk, w.maybeDefer = blk, false }()
 	for i := len(ds) - 1; i >= 0; i-- {
 		d := ds[i]
 		before := s
+		w.blk = d.at.Block()
+		w.maybeDefer = d.maybe
 		call := d.at.Common()
 		if op, lv := lockop.Classify(call); op != lockop.None {
 			s = w.lockOp(op, lv, d.at.Pos(), s)

@@ -3,6 +3,7 @@ package locks
 import (
 	"go/token"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -24,6 +25,14 @@ type walker struct {
 	// a loop's back-edge and never unlocked here is handed to another
 	// goroutine to unlock, not re-locked by mistake.
 	unlocked map[string]bool
+	// blk is the block of the instruction being applied (of the Defer
+	// for a deferred call); retBlocks the blocks ending in a return.
+	blk       *ssa.BasicBlock
+	retBlocks []*ssa.BasicBlock
+	values    map[string]ssa.Instruction // by SSA name, for "v:" paths
+	// maybeDefer: replaying a defer registered on some paths only (or
+	// once per loop iteration): its unlock proves no double unlock.
+	maybeDefer bool
 }
 
 type retState struct {
@@ -91,7 +100,59 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 	if len(ins) == 0 {
 		return State{}, false
 	}
-	return join(ins, back), true
+	s := join(ins, back)
+	// A lock reached from a value computed in the loop (c = c.parent;
+	// c.mu.Lock()) is another lock on the next iteration: not a re-lock.
+	for _, h := range s.holds {
+		if h.Loop && w.definedIn(h.Path, b) {
+			h.Loop = false
+			s = s.with(h)
+		}
+	}
+	return s, true
+}
+
+// definedIn reports whether path is rooted at an SSA value of the
+// function defined in a block dominated by b (inside the loop b heads),
+// or at a variable (a local captured by a closure) assigned there.
+func (w *walker) definedIn(path string, b *ssa.BasicBlock) bool {
+	v := w.rootValue(path)
+	if v == nil || v.Block() == nil {
+		return false
+	}
+	if b.Dominates(v.Block()) {
+		return true
+	}
+	if a, ok := v.(*ssa.Alloc); ok {
+		if _, isStruct := a.Type().(*types.Pointer).Elem().Underlying().(*types.Struct); !isStruct {
+			for _, r := range *a.Referrers() {
+				if st, ok := r.(*ssa.Store); ok && st.Addr == a && b.Dominates(st.Block()) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// rootValue returns the instruction a "v:" path is rooted at, or nil.
+func (w *walker) rootValue(path string) ssa.Instruction {
+	root, _ := rootOf(path)
+	name, ok := strings.CutPrefix(root, "v:")
+	if !ok {
+		return nil
+	}
+	if w.values == nil {
+		w.values = map[string]ssa.Instruction{}
+		for _, b := range w.fn.Blocks {
+			for _, instr := range b.Instrs {
+				if v, ok := instr.(ssa.Value); ok {
+					w.values[v.Name()] = instr
+				}
+			}
+		}
+	}
+	return w.values[name]
 }
 
 // edgeState refines the state leaving p towards b: on the branch where a
@@ -131,6 +192,7 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) State {
 
 func (w *walker) block(b *ssa.BasicBlock, s State) State {
 	for _, instr := range b.Instrs {
+		w.blk = b
 		s = w.instr(instr, s)
 	}
 	return s
@@ -139,6 +201,9 @@ func (w *walker) block(b *ssa.BasicBlock, s State) State {
 // holdOf describes the lock value lv as a new hold.
 func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 	h := Hold{Path: w.e.lockPath(w.fn, lv), Shared: shared, Pos: pos, Name: "lock", Opaque: types.IsInterface(lv.Type())}
+	if fa, ok := lv.(*ssa.FieldAddr); ok {
+		h.Sub = valueFieldSub(fa.X)
+	}
 	if v := lockop.ClassOf(lv); v != nil {
 		h.Class, h.Name = lockop.ClassKey(v), lockop.ShortName(v)
 		w.e.classVars[h.Class] = v
