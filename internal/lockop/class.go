@@ -72,6 +72,7 @@ func ShortName(v *types.Var) string {
 	if v == nil {
 		return "?"
 	}
+	v = v.Origin() // a field of an instantiated generic type
 	if v.IsField() {
 		if owner := OwnerType(v); owner != nil {
 			return owner.Obj().Name() + "." + v.Name()

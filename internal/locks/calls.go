@@ -42,7 +42,11 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 	}
 	switch v := call.Value.(type) {
 	case *ssa.Function:
-		return []target{{fn: w.e.canonical(v), args: paths(call.Args), vals: call.Args, exact: true}}
+		fn := w.e.canonical(v)
+		if m := w.e.thunkMethod(v); m != nil {
+			fn = m // (*T).m(x): the thunk's parameters are the method's, receiver first
+		}
+		return []target{{fn: fn, args: paths(call.Args), vals: call.Args, exact: true}}
 	case *ssa.MakeClosure:
 		fn, ok := v.Fn.(*ssa.Function)
 		if !ok {
@@ -83,6 +87,22 @@ func (e *engine) boundMethod(fn *ssa.Function) *ssa.Function {
 		return nil
 	}
 	if m := fn.Prog.FuncValue(obj.Origin()); m != nil {
+		return m
+	}
+	return nil
+}
+
+// thunkMethod returns the method a method-expression thunk ((*T).m used as
+// a function) calls, or nil.
+func (e *engine) thunkMethod(fn *ssa.Function) *ssa.Function {
+	if fn.Synthetic == "" || len(fn.FreeVars) != 0 || fn.Signature.Recv() != nil {
+		return nil
+	}
+	obj, ok := fn.Object().(*types.Func)
+	if !ok || obj.Signature().Recv() == nil {
+		return nil
+	}
+	if m := fn.Prog.FuncValue(obj.Origin()); m != nil && m != fn {
 		return m
 	}
 	return nil

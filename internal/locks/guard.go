@@ -59,7 +59,7 @@ func (w *walker) checkAccess(instr ssa.Instruction, s State) {
 	case *ssa.FieldAddr:
 		v = fieldVar(x)
 		g := w.e.guardOf(v)
-		if g == nil || construction(x.X) {
+		if g == nil || w.construction(x.X, x) {
 			return
 		}
 		if g.lock != nil {
@@ -124,12 +124,13 @@ func (w *walker) checkGuard(v *types.Var, g *guard, lockPath string, acc access,
 }
 
 // construction reports whether base is (a field of) an object allocated in
-// this function: initialising it before publication is not an access.
-func construction(base ssa.Value) bool {
+// this function and still private at instruction at: initialising it
+// before publication is not an access (see roots.Contexts.Private).
+func (w *walker) construction(base ssa.Value, at ssa.Instruction) bool {
 	for range 16 {
 		switch x := base.(type) {
 		case *ssa.Alloc:
-			return true
+			return x.Parent() == w.fn && w.e.ctx.Private(x, at)
 		case *ssa.FieldAddr:
 			base = x.X
 		default:

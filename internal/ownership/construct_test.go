@@ -66,7 +66,7 @@ func fieldAddrs(fn *ssa.Function) []*ssa.FieldAddr {
 
 func TestConstructionBeforePublication(t *testing.T) {
 	fn := build(t).Func("ctor")
-	e := &engine{pubs: map[*ssa.Alloc][]ssa.Instruction{}}
+	e := &engine{}
 	fas := fieldAddrs(fn)
 	if len(fas) != 2 {
 		t.Fatalf("want 2 field addresses, got %d", len(fas))
@@ -81,7 +81,7 @@ func TestConstructionBeforePublication(t *testing.T) {
 
 func TestReceivedIsOwned(t *testing.T) {
 	fn := build(t).Func("recv")
-	e := &engine{pubs: map[*ssa.Alloc][]ssa.Instruction{}}
+	e := &engine{}
 	for _, fa := range fieldAddrs(fn) {
 		if !e.exempt(fn, fa.X, fa) {
 			t.Errorf("%v: a value received from a channel is not the receiver's", fa)

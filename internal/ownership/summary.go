@@ -39,7 +39,6 @@ type engine struct {
 	binds      map[*ssa.Function]bool
 	asserts    map[*ssa.Function]bool
 	implied    map[*ssa.Function]string // role implied by an Assert
-	pubs       map[*ssa.Alloc][]ssa.Instruction
 	selectors  map[token.Pos]string
 	operands   []*ssa.Value // scratch buffer for globalAccesses
 
@@ -63,7 +62,6 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		binds:      map[*ssa.Function]bool{},
 		asserts:    map[*ssa.Function]bool{},
 		implied:    map[*ssa.Function]string{},
-		pubs:       map[*ssa.Alloc][]ssa.Instruction{},
 		rootOf:     map[*ssa.Function]*roots.Root{},
 		byRoot:     map[*roots.Root][]roots.Reach{},
 		sums:       map[*ssa.Function][]touch{},

@@ -87,6 +87,8 @@ type Contexts struct {
 	rootOf map[*ssa.Function]*Root
 	// escapes marks functions whose address escapes.
 	escapes map[*ssa.Function]bool
+	// pubs caches the publication points of allocations (see Private).
+	pubs map[*ssa.Alloc][]ssa.Instruction
 }
 
 // Of returns the contexts fn can run on, roots in discovery order.
@@ -119,6 +121,7 @@ func Compute(p *program.Package, table *Table) *Contexts {
 		calls:   map[*ssa.Function][]Edge{},
 		rootOf:  map[*ssa.Function]*Root{},
 		escapes: map[*ssa.Function]bool{},
+		pubs:    map[*ssa.Alloc][]ssa.Instruction{},
 	}}
 	for _, fn := range p.Funcs {
 		b.scan(fn)

@@ -1,6 +1,6 @@
-// Package features_lockbugs: Go-feature cases where lockorder is wrong
-// today. The expectations are the correct ones; TestFeatureBugs skips
-// until the lockorder engine is fixed.
+// Package features_lockbugs: Go-feature cases lockorder once got wrong
+// (generic field names, method-expression thunks, publication by a go
+// statement), kept as regression tests by TestFeatureBugs.
 package features_lockbugs
 
 import "sync"
