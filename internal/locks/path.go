@@ -1,7 +1,6 @@
 package locks
 
 import (
-	"go/token"
 	"go/types"
 	"strconv"
 	"strings"
@@ -27,32 +26,12 @@ import (
 
 // pathOf returns the symbolic path of v inside fn.
 func pathOf(fn *ssa.Function, v ssa.Value) string {
-	var fields []string
-	for range 32 { // SSA chains of selections are short; bound the walk
-		switch x := v.(type) {
-		case *ssa.FieldAddr:
-			fields = append(fields, fieldName(x.X.Type(), x.Field))
-			v = x.X
-			continue
-		case *ssa.Field:
-			fields = append(fields, fieldName(x.X.Type(), x.Field))
-			v = x.X
-			continue
-		case *ssa.UnOp:
-			if x.Op == token.MUL {
-				v = x.X
-				continue
-			}
-		case *ssa.ChangeType:
-			v = x.X
-			continue
-		case *ssa.MakeInterface:
-			v = x.X
-			continue
-		}
-		return joinPath(rootName(fn, v), fields)
+	root, parts := splitPath(fn, v)
+	reversed := make([]string, len(parts))
+	for i, p := range parts {
+		reversed[len(parts)-1-i] = p.name
 	}
-	return joinPath("v:"+v.Name(), fields)
+	return joinPath(root, reversed)
 }
 
 func joinPath(root string, reversed []string) string {
