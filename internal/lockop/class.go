@@ -2,6 +2,7 @@ package lockop
 
 import (
 	"go/types"
+	"sync"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -82,12 +83,24 @@ func ShortName(v *types.Var) string {
 }
 
 // OwnerType finds the named struct type of field's package that declares
-// field directly, or nil.
+// field directly, or nil. The field-to-type index is built once per
+// package: scanning the scope per call was a third of confinelint's CPU.
 func OwnerType(field *types.Var) *types.Named {
 	if field.Pkg() == nil {
 		return nil
 	}
-	scope := field.Pkg().Scope()
+	return ownersOf(field.Pkg())[field]
+}
+
+// owners caches, per package, which named struct declares each field.
+var owners sync.Map // *types.Package -> map[*types.Var]*types.Named
+
+func ownersOf(pkg *types.Package) map[*types.Var]*types.Named {
+	if m, ok := owners.Load(pkg); ok {
+		return m.(map[*types.Var]*types.Named)
+	}
+	m := map[*types.Var]*types.Named{}
+	scope := pkg.Scope()
 	for _, name := range scope.Names() {
 		tn, ok := scope.Lookup(name).(*types.TypeName)
 		if !ok {
@@ -102,10 +115,11 @@ func OwnerType(field *types.Var) *types.Named {
 			continue
 		}
 		for i := range st.NumFields() {
-			if st.Field(i) == field {
-				return n
+			if _, dup := m[st.Field(i)]; !dup {
+				m[st.Field(i)] = n
 			}
 		}
 	}
-	return nil
+	actual, _ := owners.LoadOrStore(pkg, m)
+	return actual.(map[*types.Var]*types.Named)
 }
