@@ -5,7 +5,6 @@ package program
 
 import (
 	"go/types"
-	"sort"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/buildssa"
@@ -100,20 +99,4 @@ func Origin(obj types.Object) types.Object {
 		return o.Origin()
 	}
 	return obj
-}
-
-// SortedObjects returns the keys of m in source order (then by name), so
-// that loops over declarations are deterministic.
-func SortedObjects[V any](m map[types.Object]V) []types.Object {
-	objs := make([]types.Object, 0, len(m))
-	for o := range m {
-		objs = append(objs, o)
-	}
-	sort.Slice(objs, func(i, j int) bool {
-		if objs[i].Pos() != objs[j].Pos() {
-			return objs[i].Pos() < objs[j].Pos()
-		}
-		return objs[i].Name() < objs[j].Name()
-	})
-	return objs
 }
