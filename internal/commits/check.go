@@ -147,7 +147,7 @@ func reachHops(r roots.Reach, a *analysis) []diag.Hop {
 	if r.Root.Pos.IsValid() {
 		hops = append(hops, diag.Hop{Pos: r.Root.Pos, What: names[0] + " starts on " + r.Root.Describe()})
 	}
-	for i, site := range r.Sites {
+	for i, site := range r.Sites() {
 		if site != token.NoPos && i+1 < len(names) {
 			hops = append(hops, diag.Hop{Pos: site, What: names[i] + " calls " + names[i+1]})
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/confinelint/confinelint/facts"
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/locks"
 	"github.com/confinelint/confinelint/internal/program"
 	"github.com/confinelint/confinelint/internal/roots"
@@ -101,6 +102,9 @@ func Summarize(p *program.Package, ctx *roots.Contexts, _ *locks.Summary) *Summa
 		keyIdx: map[key]int{}, byRole: map[string][]int{}, byLock: map[string][]int{},
 		sites: map[ssa.Instruction]*callSite{}, sums: map[*ssa.Function]*funcSummary{},
 	}
+	if !a.mayCommit() {
+		return &Summary{}
+	}
 	var funcs []*ssa.Function
 	for _, fn := range p.Funcs {
 		if len(fn.Blocks) > 0 {
@@ -131,6 +135,44 @@ func Summarize(p *program.Package, ctx *roots.Contexts, _ *locks.Summary) *Summa
 	exported := a.exportFacts(funcs)
 	sort.SliceStable(a.found, func(i, j int) bool { return a.found[i].Pos < a.found[j].Pos })
 	return &Summary{Findings: a.found, Exported: exported}
+}
+
+// mayCommit reports whether a commit can be reached from the package: one
+// of its functions is declared //confined:commit, or it calls an imported
+// function that is one or that carries a commit obligation. Without, every
+// obligation and path is empty (as the check after scanSites would find,
+// but scanSites names every call on the way).
+func (a *analysis) mayCommit() bool {
+	isCommit := func(d *facts.Decl) bool {
+		_, ok := d.Has(string(directive.Commit))
+		return ok
+	}
+	for _, fn := range a.p.Funcs {
+		if isCommit(a.p.FuncDecl(fn)) {
+			return true
+		}
+		for _, blk := range fn.Blocks {
+			for _, instr := range blk.Instrs {
+				call, ok := instr.(ssa.CallInstruction)
+				if !ok {
+					continue
+				}
+				static := call.Common().StaticCallee()
+				if static == nil || a.isLocal(static) {
+					continue
+				}
+				obj, ok := static.Object().(*types.Func)
+				if !ok || obj.Pkg() == a.p.Pass.Pkg {
+					continue
+				}
+				var fact facts.CommitObligation
+				if isCommit(a.p.Decl(obj)) || a.p.Pass.ImportObjectFact(obj.Origin(), &fact) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // anyReach reports whether some call reaches a commit (a commit that

@@ -34,7 +34,7 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 		if f == nil {
 			continue
 		}
-		fx := c.indexFile(f)
+		first := len(items)
 		for _, g := range f.Comments {
 			if g == nil {
 				continue
@@ -48,8 +48,16 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 					c.set.Problems = append(c.set.Problems, *p)
 				}
 				if ok && p == nil {
-					items = append(items, item{d: d, comment: cm, group: g, file: fx})
+					items = append(items, item{d: d, comment: cm, group: g})
 				}
+			}
+		}
+		// Index the file's declarations only when it has directives to
+		// place: most files have none, and the index walks every node.
+		if first < len(items) {
+			fx := c.indexFile(f)
+			for i := first; i < len(items); i++ {
+				items[i].file = fx
 			}
 		}
 	}

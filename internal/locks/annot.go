@@ -39,7 +39,7 @@ func (e *engine) declaredEntry(fn *ssa.Function) State {
 }
 
 // checkCallDecl checks a call against the callee's requires and excludes.
-func (w *walker) checkCallDecl(t target, pos token.Pos, s State) {
+func (w *walker) checkCallDecl(t *target, pos token.Pos, s State) {
 	obj, ok := t.fn.Object().(*types.Func)
 	if !ok {
 		return
@@ -56,7 +56,7 @@ func (w *walker) checkCallDecl(t target, pos token.Pos, s State) {
 		if !ok {
 			continue
 		}
-		p, ok := rewrite(h.Path, t.args, t.binds)
+		p, ok := t.rewrite(w.fn, h.Path)
 		if !ok {
 			continue
 		}

@@ -95,16 +95,15 @@ func (w *walker) callOps(c *ssa.CallCommon) ([]chanOp, string) {
 // checkBlocking records instr's channel operations in the summary and,
 // when it blocks with locks held, looks for a peer goroutine taking one.
 func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
+	if !w.final {
+		return // summary and findings are made in the final pass
+	}
 	ops, what := w.blockingOps(instr)
 	for _, op := range ops {
 		w.info.addChan(op)
 	}
 	if what == "" || !w.report || len(s.holds) == 0 {
 		return
-	}
-	mine := map[*roots.Root]bool{}
-	for _, r := range w.e.ctx.Of(w.fn) {
-		mine[r.Root] = true
 	}
 	// An operation on a buffered channel blocks only on an empty (or
 	// full) buffer, which the analysis does not model: wantConn.cancel
@@ -114,9 +113,16 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 	if len(ops) == 0 {
 		return
 	}
+	var mine map[*roots.Root]bool // the roots fn runs on, when first needed
 	for _, h := range s.holds {
-		if h.Maybe || h.Class == "" {
+		if h.Maybe || h.Class == "" || !w.e.anyPeerTaking(ops, h.Class, w.fn) {
 			continue
+		}
+		if mine == nil {
+			mine = map[*roots.Root]bool{}
+			for _, r := range w.e.ctx.Of(w.fn) {
+				mine[r.Root] = true
+			}
 		}
 		if r := w.e.peerTaking(ops, h.Class, mine, w.fn); r != nil {
 			w.e.find(instr.Pos(), "blocking-held", h.Name+" (taken at "+w.e.at(h.Pos)+") is held across a "+what+"; "+r.Describe()+", which would unblock it, also takes "+h.Name,
@@ -158,6 +164,24 @@ func (e *engine) peerTaking(ops []chanOp, class string, mine map[*roots.Root]boo
 		}
 	}
 	return nil
+}
+
+// anyPeerTaking is peerTaking's second loop without the roots fn runs on
+// excluded: when no started goroutine at all could unblock ops while
+// taking class, there is nothing to report and no need to work out fn's
+// contexts (a propagation over every root of the package).
+func (e *engine) anyPeerTaking(ops []chanOp, class string, fn *ssa.Function) bool {
+	for _, r := range e.ctx.Roots {
+		switch r.Kind {
+		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
+		default:
+			continue
+		}
+		if info := e.infos[r.Func]; info != nil && r.Func != fn && hasOpposite(info.chans, ops) && takesClass(info.takes, class) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasOpposite(have, ops []chanOp) bool {

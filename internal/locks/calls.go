@@ -14,29 +14,54 @@ import (
 // target is one function a call may run, with its parameters and free
 // variables as paths of the caller.
 type target struct {
-	fn    *ssa.Function
-	args  []string    // caller paths of the callee's SSA parameters
-	binds []string    // caller paths of the callee's free variables
-	vals  []ssa.Value // the caller's values of the callee's parameters
+	fn       *ssa.Function
+	vals     []ssa.Value // the caller's values of the callee's parameters
+	bindVals []ssa.Value // the caller's values of the callee's free variables
 	// exact: the call runs this function. Otherwise it is one of several
 	// candidates (interface implementations, functions stored in a
 	// func-typed field): only its acquisition edges are taken.
 	exact bool
+
+	// args and binds are vals and bindVals as caller paths, computed on
+	// the first rewrite: most calls reach functions with nothing to
+	// rewrite, and a path costs a walk and a string.
+	args, binds []string
+	resolved    bool
+}
+
+// rewrite translates a path relative to the callee into the caller's
+// terms (see the package-level rewrite).
+func (t *target) rewrite(caller *ssa.Function, path string) (string, bool) {
+	if !t.resolved {
+		t.args, t.binds, t.resolved = pathsOf(caller, t.vals), pathsOf(caller, t.bindVals), true
+	}
+	return rewrite(path, t.args, t.binds)
+}
+
+func pathsOf(fn *ssa.Function, vs []ssa.Value) []string {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = pathOf(fn, v)
+	}
+	return out
 }
 
 // targets resolves the functions a call can run.
 func (w *walker) targets(call *ssa.CallCommon) []target {
-	paths := func(vs []ssa.Value) []string {
-		out := make([]string, len(vs))
-		for i, v := range vs {
-			out[i] = pathOf(w.fn, v)
-		}
-		return out
-	}
+	// The result reuses the walker's buffer: valid until the next call.
+	out := w.targetBuf[:0]
+	defer func() { w.targetBuf = out[:0] }()
 	if call.IsInvoke() {
-		var out []target
-		for _, fn := range w.e.implementations(call.Method) {
-			out = append(out, target{fn: fn, args: append([]string{pathOf(w.fn, call.Value)}, paths(call.Args)...), vals: append([]ssa.Value{call.Value}, call.Args...)})
+		impls := w.e.implementations(call.Method)
+		if len(impls) == 0 {
+			return nil
+		}
+		vals := append([]ssa.Value{call.Value}, call.Args...)
+		for _, fn := range impls {
+			out = append(out, target{fn: fn, vals: vals})
 		}
 		return out
 	}
@@ -46,27 +71,26 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 		if m := w.e.thunkMethod(v); m != nil {
 			fn = m // (*T).m(x): the thunk's parameters are the method's, receiver first
 		}
-		return []target{{fn: fn, args: paths(call.Args), vals: call.Args, exact: true}}
+		out = append(out, target{fn: fn, vals: call.Args, exact: true})
 	case *ssa.MakeClosure:
 		fn, ok := v.Fn.(*ssa.Function)
 		if !ok {
 			return nil
 		}
 		if m := w.e.boundMethod(fn); m != nil && len(v.Bindings) == 1 {
-			return []target{{fn: m, args: append(paths(v.Bindings), paths(call.Args)...), vals: append(slices.Clone(v.Bindings), call.Args...), exact: true}}
+			out = append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), call.Args...), exact: true})
+		} else {
+			out = append(out, target{fn: w.e.canonical(fn), vals: call.Args, bindVals: v.Bindings, exact: true})
 		}
-		return []target{{fn: w.e.canonical(fn), args: paths(call.Args), vals: call.Args, binds: paths(v.Bindings), exact: true}}
 	case *ssa.UnOp:
 		// A call of a func-typed field: the package's functions stored in it.
 		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
-			var out []target
 			for _, fn := range w.e.fieldFuncs[fieldVar(fa)] {
-				out = append(out, target{fn: fn, args: paths(call.Args), vals: call.Args})
+				out = append(out, target{fn: fn, vals: call.Args})
 			}
-			return out
 		}
 	}
-	return nil
+	return out
 }
 
 // canonical maps generic instantiations to their origin.
@@ -124,62 +148,77 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	s = w.handOff(call.Args, s)
 	for _, t := range w.targets(call) {
 		if w.report && t.exact {
-			w.checkCallDecl(t, pos, s)
+			w.checkCallDecl(&t, pos, s)
 		}
 		sum := w.e.summaryOf(t.fn)
 		if sum == nil {
 			continue
 		}
-		name := w.e.funcName(t.fn)
-		step := w.condStep()
-		for _, tk := range sum.takes {
-			via := append([]string{name}, tk.Via...)
-			if tk.afterRelease || tk.cond+step > maxCond || len(via) > maxVia {
-				continue
+		// The takes and channel operations change no state: they only
+		// make the summary, edges and findings of the final pass.
+		if w.final {
+			w.callTakes(&t, sum, pos, s)
+			for _, op := range sum.chans {
+				w.info.addChan(op)
 			}
-			h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub}
-			if h.Sub == "" {
-				h.Sub = w.argSub(tk.Path, t.vals)
-			}
-			if p, ok := rewrite(tk.Path, t.args, t.binds); ok && t.exact {
-				h.Path = p
-				// A closure checked under this state reports inside itself.
-				inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
-				// Only a callee that takes the lock on every path to its
-				// return is a double lock; one that may take it depends on
-				// values the analysis does not follow.
-				if old, held := s.find(p); held && w.report && !old.Maybe && !inline && !old.Opaque && tk.cond == 0 {
-					w.reportRelock(old, h, pos, " by "+chainText(name, tk.Via)+" (at "+tk.At+")")
-				}
-			}
-			if w.report {
-				w.edgesTo(s, h, pos, via)
-			}
-			w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: tk.cond + step, Sub: h.Sub})
-		}
-		for _, op := range sum.chans {
-			w.info.addChan(op)
 		}
 		if !t.exact {
 			continue
 		}
 		for _, r := range sum.releases {
-			if p, ok := rewrite(r.Path, t.args, t.binds); ok {
+			if p, ok := t.rewrite(w.fn, r.Path); ok {
 				if _, held := s.find(p); !held {
-					w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
+					if w.final {
+						w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
+					}
 					s.outer = true
 				}
 				s = s.without(p)
 			}
 		}
 		for _, a := range sum.acquires {
-			if p, ok := rewrite(a.Path, t.args, t.binds); ok {
+			if p, ok := t.rewrite(w.fn, a.Path); ok {
 				a.Path, a.Pos, a.Maybe, a.Loop = p, pos, false, false
 				s = s.with(a)
 			}
 		}
 	}
 	return s
+}
+
+// callTakes adds to the summary, as taken at pos, what the callee t takes,
+// and reports the edges and double locks that makes under s.
+func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
+	if len(sum.takes) == 0 {
+		return
+	}
+	name := w.e.funcName(t.fn)
+	step := w.condStep()
+	for _, tk := range sum.takes {
+		if tk.afterRelease || tk.cond+step > maxCond || len(tk.Via)+1 > maxVia {
+			continue
+		}
+		via := append([]string{name}, tk.Via...)
+		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub}
+		if h.Sub == "" {
+			h.Sub = w.argSub(tk.Path, t.vals)
+		}
+		if p, ok := t.rewrite(w.fn, tk.Path); ok && t.exact {
+			h.Path = p
+			// A closure checked under this state reports inside itself.
+			inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
+			// Only a callee that takes the lock on every path to its
+			// return is a double lock; one that may take it depends on
+			// values the analysis does not follow.
+			if old, held := s.find(p); held && w.report && !old.Maybe && !inline && !old.Opaque && tk.cond == 0 {
+				w.reportRelock(old, h, pos, " by "+chainText(name, tk.Via)+" (at "+tk.At+")")
+			}
+		}
+		if w.report {
+			w.edgesTo(s, h, pos, via)
+		}
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: tk.cond + step, Sub: h.Sub})
+	}
 }
 
 func chainText(name string, via []string) string {

@@ -30,7 +30,6 @@ type engine struct {
 	closureEntry map[*ssa.Function]*State
 	edges        []edge
 	findings     []diag.Finding
-	namedTypes   []*types.Named
 	impls        map[*types.Func][]*ssa.Function
 	convs        []conversion    // MakeInterface of named types (scanConversions)
 	ifaceConvs   [][2]types.Type // interface-to-interface conversions and assertions

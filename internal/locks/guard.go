@@ -84,7 +84,7 @@ func (w *walker) checkAccess(instr ssa.Instruction, s State) {
 }
 
 func (w *walker) checkGlobal(gl *ssa.Global, acc access, pos token.Pos, s State) {
-	v, _ := gl.Object().(*types.Var)
+	v := globalVar(gl)
 	g := w.e.guardOf(v)
 	if g == nil {
 		return

@@ -3,7 +3,6 @@ package locks
 import (
 	"go/types"
 	"slices"
-	"sort"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -190,18 +189,6 @@ func (e *engine) implementations(m *types.Func) []*ssa.Function {
 	if !ok {
 		return nil
 	}
-	if e.namedTypes == nil {
-		e.namedTypes = []*types.Named{}
-		scope := e.p.Pass.Pkg.Scope()
-		for _, name := range scope.Names() {
-			if tn, ok := scope.Lookup(name).(*types.TypeName); ok && !tn.IsAlias() {
-				if n, ok := tn.Type().(*types.Named); ok && !types.IsInterface(n) && n.TypeParams().Len() == 0 {
-					e.namedTypes = append(e.namedTypes, n)
-				}
-			}
-		}
-		sort.Slice(e.namedTypes, func(i, j int) bool { return e.namedTypes[i].Obj().Pos() < e.namedTypes[j].Obj().Pos() })
-	}
 	if out, ok := e.impls[m]; ok {
 		return out
 	}
@@ -219,7 +206,7 @@ func (e *engine) implementations(m *types.Func) []*ssa.Function {
 	if n, ok := types.Unalias(sig.Recv().Type()).(*types.Named); ok {
 		exported = n.Obj().Exported()
 	}
-	for _, n := range e.namedTypes {
+	for _, n := range e.p.TypesWithMethod(m.Name()) {
 		ptr := types.NewPointer(n)
 		if !types.Implements(ptr, iface) {
 			continue

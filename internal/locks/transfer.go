@@ -76,7 +76,9 @@ func (w *walker) acquire(h Hold, s State) State {
 	if w.report {
 		w.edgesTo(s, h, h.Pos, nil)
 	}
-	w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, cond: w.condStep(), Sub: h.Sub})
+	if w.final {
+		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, cond: w.condStep(), Sub: h.Sub})
+	}
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++
 		return s.with(old)
@@ -131,7 +133,9 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 		return s
 	}
 	// Never taken here: the caller's lock, released on its behalf.
-	w.info.addRelease(h)
+	if w.final {
+		w.info.addRelease(h)
+	}
 	s = s.without(h.Path)
 	s.outer = true
 	return s

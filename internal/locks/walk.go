@@ -33,6 +33,7 @@ type walker struct {
 	// maybeDefer: replaying a defer registered on some paths only (or
 	// once per loop iteration): its unlock proves no double unlock.
 	maybeDefer bool
+	targetBuf  []target // scratch for targets
 }
 
 type retState struct {
@@ -48,13 +49,21 @@ func (e *engine) walk(fn *ssa.Function, info *funcInfo, entry State, report bool
 	if len(fn.Blocks) == 0 {
 		return
 	}
+	if entry.empty() && e.inert(fn) {
+		info.resetBody()
+		return
+	}
 	e.cur = fn
 	w := &walker{e: e, fn: fn, info: info, entry: entry, in: make([]State, len(fn.Blocks)), unlocked: map[string]bool{}, seen: make([]bool, len(fn.Blocks))}
 	out := make([]State, len(fn.Blocks))
 	done := make([]bool, len(fn.Blocks))
+	order, acyclic := topoOrder(fn)
+	if !acyclic {
+		order = fn.Blocks // loops: iterate as before until nothing changes
+	}
 	for round := 0; round < maxRounds; round++ {
 		changed := false
-		for _, b := range fn.Blocks {
+		for _, b := range order {
 			s, ok := w.inState(b, out, done)
 			if !ok {
 				continue
@@ -65,7 +74,9 @@ func (e *engine) walk(fn *ssa.Function, info *funcInfo, entry State, report bool
 				out[b.Index], done[b.Index], changed = o, true, true
 			}
 		}
-		if !changed {
+		// Without loops, one round in topological order sees every
+		// block with all its predecessors done: the fixpoint.
+		if !changed || acyclic {
 			break
 		}
 	}

@@ -77,8 +77,8 @@ func (e *engine) summary(fn *ssa.Function) []touch {
 	var out []touch
 	index := map[string]int{}
 	for _, rc := range e.byRoot[r] {
-		for _, t := range e.touches(rc.Chain[len(rc.Chain)-1]) {
-			t.path = append(append([]*ssa.Function(nil), rc.Chain...), t.path...)
+		for _, t := range e.touches(rc.Func()) {
+			t.path = append(rc.Chain(), t.path...)
 			k := t.a.key + "@" + t.a.role
 			if i, ok := index[k]; ok {
 				if t.a.kind == write && out[i].a.kind == read {
@@ -126,7 +126,8 @@ func judge(r *roots.Root, role string) string {
 }
 
 func (e *engine) reportAccess(rule string, fn *ssa.Function, rc roots.Reach, t touch) {
-	chain := e.chain(rc.Chain, t)
+	prefix := rc.Chain()
+	chain := e.chain(prefix, t)
 	var msg string
 	if rule == "any-touches-state" {
 		msg = fmt.Sprintf("%s is //confined:any but %s, confined to %s, is %s in it: %s", rc.Root.Via, t.a.state, t.a.role, t.a.kind.verb(), chain)
@@ -134,8 +135,8 @@ func (e *engine) reportAccess(rule string, fn *ssa.Function, rc roots.Reach, t t
 		msg = fmt.Sprintf("%s is confined to %s but %s on %s: %s", t.a.state, t.a.role, t.a.kind.verb(), rc.Root.Describe(), chain)
 	}
 	hops := []diag.Hop{{Pos: rc.Root.Pos, What: "the context starts here: " + rc.Root.Describe()}}
-	for i, site := range rc.Sites {
-		hops = append(hops, diag.Hop{Pos: site, What: e.name(rc.Chain[i]) + " calls " + e.name(rc.Chain[i+1])})
+	for i, site := range rc.Sites() {
+		hops = append(hops, diag.Hop{Pos: site, What: e.name(prefix[i]) + " calls " + e.name(prefix[i+1])})
 	}
 	e.findings = append(e.findings, diag.Finding{Pos: t.a.pos, Fallback: fn.Pos(), Rule: rule, Message: msg, Chain: hops})
 }

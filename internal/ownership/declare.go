@@ -72,7 +72,7 @@ func (e *engine) checkRuntime() {
 // directly or through synchronous calls.
 func (e *engine) calledFrom(r *roots.Root, set map[*ssa.Function]bool) bool {
 	for _, rc := range e.byRoot[r] {
-		if set[rc.Chain[len(rc.Chain)-1]] {
+		if set[rc.Func()] {
 			return true
 		}
 	}

@@ -41,8 +41,8 @@ func (e *engine) scanRuntime(fn *ssa.Function) {
 				continue
 			}
 			obj, ok := callee.Object().(*types.Func)
-			if !ok {
-				continue
+			if !ok || obj.Pkg() == nil || obj.Pkg().Path() != confinePkg {
+				continue // FullName allocates: only confine's methods need it
 			}
 			switch obj.FullName() {
 			case bindName:

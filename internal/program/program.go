@@ -26,6 +26,9 @@ type Package struct {
 	FuncSet map[*ssa.Function]bool
 
 	decls map[types.Object]*facts.Decl
+
+	named    []*types.Named            // NamedTypes, nil until first use
+	byMethod map[string][]*types.Named // TypesWithMethod's index
 }
 
 // New builds the view. decls are this package's own declarations in fact

@@ -3,6 +3,7 @@ package roots
 import (
 	"go/token"
 	"go/types"
+	"sync"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -64,10 +65,46 @@ func (r *Root) Describe() string {
 
 // Reach is one way a function runs in a context: the root and the chain of
 // calls from the root's function to it.
+//
+// The chain is a link to the last call, each link pointing to its caller's:
+// every function a root reaches shares the links of its callers, so a
+// propagation costs one link per (root, function), not a copy of the whole
+// chain. Chain and Sites build the slices when a message needs them.
 type Reach struct {
-	Root  *Root
-	Chain []*ssa.Function // Chain[0] is Root.Func, the last is the function
-	Sites []token.Pos     // Sites[i] is where Chain[i] calls Chain[i+1]
+	Root *Root
+	last *link
+}
+
+// link is one call on a chain: fn, called at site from parent's function
+// (site is NoPos and parent nil at the root).
+type link struct {
+	fn     *ssa.Function
+	site   token.Pos
+	parent *link
+	depth  int32 // number of links before this one
+}
+
+// Func is the function reached: the chain's last.
+func (r Reach) Func() *ssa.Function { return r.last.fn }
+
+// Chain is the calls from the root's function (Chain()[0]) to the function
+// reached (the last).
+func (r Reach) Chain() []*ssa.Function {
+	out := make([]*ssa.Function, r.last.depth+1)
+	for l := r.last; l != nil; l = l.parent {
+		out[l.depth] = l.fn
+	}
+	return out
+}
+
+// Sites are the call sites along the chain: Sites()[i] is where Chain()[i]
+// calls Chain()[i+1].
+func (r Reach) Sites() []token.Pos {
+	out := make([]token.Pos, r.last.depth)
+	for l := r.last; l.parent != nil; l = l.parent {
+		out[l.depth-1] = l.site
+	}
+	return out
 }
 
 // Edge is a synchronous call from one function of the package to another
@@ -80,8 +117,11 @@ type Edge struct {
 // Contexts is the result for one package.
 type Contexts struct {
 	Roots []*Root
-	reach map[*ssa.Function][]Reach
-	calls map[*ssa.Function][]Edge
+	// reach is computed on the first Of: most packages (dependencies
+	// without directives or blocking lock checks) never ask.
+	reachOnce sync.Once
+	reach     map[*ssa.Function][]Reach
+	calls     map[*ssa.Function][]Edge
 	// rootOf marks functions whose context is fixed by declaration or by
 	// being a root, so inference stops there.
 	rootOf map[*ssa.Function]*Root
@@ -92,7 +132,10 @@ type Contexts struct {
 }
 
 // Of returns the contexts fn can run on, roots in discovery order.
-func (c *Contexts) Of(fn *ssa.Function) []Reach { return c.reach[fn] }
+func (c *Contexts) Of(fn *ssa.Function) []Reach {
+	c.reachOnce.Do(c.propagate)
+	return c.reach[fn]
+}
 
 // Calls returns fn's synchronous calls to functions of this package.
 func (c *Contexts) Calls(fn *ssa.Function) []Edge { return c.calls[fn] }
@@ -106,8 +149,9 @@ func (c *Contexts) Escapes(fn *ssa.Function) bool { return c.escapes[fn] }
 
 // Names renders a reach's chain: "onRevoked -> resetCounters".
 func (r Reach) Names(from *types.Package) []string {
-	out := make([]string, len(r.Chain))
-	for i, fn := range r.Chain {
+	chain := r.Chain()
+	out := make([]string, len(chain))
+	for i, fn := range chain {
 		out[i] = program.FuncName(fn, from)
 	}
 	return out
@@ -138,7 +182,6 @@ func Compute(p *program.Package, table *Table) *Contexts {
 	for _, fn := range p.Funcs {
 		b.declaredRoot(fn)
 	}
-	b.propagate()
 	return b.c
 }
 
@@ -146,7 +189,7 @@ type builder struct {
 	p     *program.Package
 	table *Table
 	c     *Contexts
-	named []*types.Named // cache of namedTypes, nil until first use
+	impls map[*types.Func][]*ssa.Function // cache of implementations
 }
 
 func (b *builder) addRoot(r *Root) {

@@ -2,37 +2,9 @@ package roots
 
 import (
 	"go/types"
-	"sort"
 
 	"golang.org/x/tools/go/ssa"
 )
-
-// namedTypes returns the package's named non-interface types, in source
-// order.
-func (b *builder) namedTypes() []*types.Named {
-	if b.named != nil {
-		return b.named
-	}
-	scope := b.p.Pass.Pkg.Scope()
-	var out []*types.Named
-	for _, name := range scope.Names() {
-		tn, ok := scope.Lookup(name).(*types.TypeName)
-		if !ok || tn.IsAlias() {
-			continue
-		}
-		n, ok := tn.Type().(*types.Named)
-		if !ok || types.IsInterface(n) {
-			continue
-		}
-		out = append(out, n)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Obj().Pos() < out[j].Obj().Pos() })
-	if out == nil {
-		out = []*types.Named{} // non-nil: computed, and empty
-	}
-	b.named = out
-	return out
-}
 
 // methodFunc returns the source function of method name on T or *T.
 func (b *builder) methodFunc(n *types.Named, name string) *ssa.Function {
@@ -46,8 +18,21 @@ func (b *builder) methodFunc(n *types.Named, name string) *ssa.Function {
 
 // implementations returns the package's methods that an interface call of
 // method m can reach: those of its named types that implement m's
-// interface.
+// interface. Memoized per method: a package calls io.Writer.Write in many
+// places, and each answer costs an Implements per named type.
 func (b *builder) implementations(m *types.Func) []*ssa.Function {
+	if impls, ok := b.impls[m]; ok {
+		return impls
+	}
+	impls := b.findImplementations(m)
+	if b.impls == nil {
+		b.impls = map[*types.Func][]*ssa.Function{}
+	}
+	b.impls[m] = impls
+	return impls
+}
+
+func (b *builder) findImplementations(m *types.Func) []*ssa.Function {
 	sig, ok := m.Type().(*types.Signature)
 	if !ok || sig.Recv() == nil {
 		return nil
@@ -57,10 +42,7 @@ func (b *builder) implementations(m *types.Func) []*ssa.Function {
 		return nil
 	}
 	var out []*ssa.Function
-	for _, n := range b.namedTypes() {
-		if n.TypeParams().Len() > 0 {
-			continue
-		}
+	for _, n := range b.p.TypesWithMethod(m.Name()) {
 		if !types.Implements(n, iface) && !types.Implements(types.NewPointer(n), iface) {
 			continue
 		}
@@ -79,7 +61,7 @@ func (b *builder) interfaceRoots() {
 		if iface == nil {
 			continue
 		}
-		for _, n := range b.namedTypes() {
+		for _, n := range b.p.NamedTypes() {
 			if !types.Implements(n, iface) && !types.Implements(types.NewPointer(n), iface) {
 				continue
 			}

@@ -1,8 +1,6 @@
 package roots
 
 import (
-	"go/token"
-
 	"golang.org/x/tools/go/ssa"
 )
 
@@ -10,8 +8,8 @@ import (
 // function records, per root, the shortest chain that reaches it. Inference
 // stops at functions that are roots themselves: their context is declared
 // (or unknown) and calls into them are checked at the call site.
-func (b *builder) propagate() {
-	b.c.reach = b.c.Propagate(b.c.Roots, func(fn *ssa.Function) bool { return b.c.rootOf[fn] != nil })
+func (c *Contexts) propagate() {
+	c.reach = c.Propagate(c.Roots, func(fn *ssa.Function) bool { return c.rootOf[fn] != nil })
 }
 
 // Propagate walks synchronous calls breadth first from each of roots (in
@@ -20,19 +18,18 @@ func (b *builder) propagate() {
 // true (other than the root's own function): engines use it to stop at
 // functions whose calls they check at the call site instead.
 func (c *Contexts) Propagate(roots []*Root, stop func(*ssa.Function) bool) map[*ssa.Function][]Reach {
-	type item struct {
-		fn    *ssa.Function
-		reach Reach
-	}
 	out := map[*ssa.Function][]Reach{}
+	seen := map[*ssa.Function]bool{}
+	var queue []*link
 	for _, r := range roots {
 		if r.Func == nil {
 			continue
 		}
-		start := Reach{Root: r, Chain: []*ssa.Function{r.Func}}
-		out[r.Func] = append(out[r.Func], start)
-		seen := map[*ssa.Function]bool{r.Func: true}
-		queue := []item{{r.Func, start}}
+		start := &link{fn: r.Func}
+		out[r.Func] = append(out[r.Func], Reach{Root: r, last: start})
+		clear(seen)
+		seen[r.Func] = true
+		queue = append(queue[:0], start)
 		for len(queue) > 0 {
 			cur := queue[0]
 			queue = queue[1:]
@@ -41,13 +38,9 @@ func (c *Contexts) Propagate(roots []*Root, stop func(*ssa.Function) bool) map[*
 					continue
 				}
 				seen[e.Callee] = true
-				next := Reach{
-					Root:  r,
-					Chain: append(append([]*ssa.Function(nil), cur.reach.Chain...), e.Callee),
-					Sites: append(append([]token.Pos(nil), cur.reach.Sites...), e.Site),
-				}
-				out[e.Callee] = append(out[e.Callee], next)
-				queue = append(queue, item{e.Callee, next})
+				next := &link{fn: e.Callee, site: e.Site, parent: cur, depth: cur.depth + 1}
+				out[e.Callee] = append(out[e.Callee], Reach{Root: r, last: next})
+				queue = append(queue, next)
 			}
 		}
 	}

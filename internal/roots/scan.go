@@ -56,15 +56,21 @@ func (b *builder) scanCall(fn *ssa.Function, in ssa.CallInstruction) {
 			b.c.calls[fn] = append(b.c.calls[fn], Edge{Callee: impl, Site: in.Pos()})
 		}
 	}
-	apiName, spawns := b.calleeInfo(call, callee)
 	args := call.Args
 	if callee != nil && callee.Signature.Recv() != nil && !call.IsInvoke() && len(args) > 0 {
 		args = args[1:] // receiver
 	}
+	var apiName string
+	var spawns func(int) bool
+	looked := false
 	for i, arg := range args {
 		target := b.funcValue(arg)
 		if target == nil {
 			continue
+		}
+		if !looked { // most calls pass no function: name the callee only when one does
+			apiName, spawns = b.calleeInfo(call, callee)
+			looked = true
 		}
 		if api, ok := b.table.Lookup(apiName, i); ok && apiName != "" {
 			b.c.escapes[target] = true
