@@ -80,14 +80,19 @@ func IsLocker(t types.Type) bool {
 	return false
 }
 
+// hasNiladicMethods reports whether t's method set has every method of
+// names without parameters or results. LookupFieldOrMethod with addressable
+// false answers for the method set proper, and unlike NewMethodSet it does
+// not build the whole set: Classify asks this of every call of a method
+// named Lock, Unlock...
 func hasNiladicMethods(t types.Type, names []string) bool {
-	ms := types.NewMethodSet(t)
 	for _, name := range names {
-		sel := ms.Lookup(nil, name)
-		if sel == nil {
+		obj, _, _ := types.LookupFieldOrMethod(t, false, nil, name)
+		m, ok := obj.(*types.Func)
+		if !ok {
 			return false
 		}
-		sig, ok := sel.Type().(*types.Signature)
+		sig, ok := m.Type().(*types.Signature)
 		if !ok || sig.Params().Len() != 0 || sig.Results().Len() != 0 {
 			return false
 		}

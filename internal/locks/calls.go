@@ -195,10 +195,10 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	name := w.e.funcName(t.fn)
 	step := w.condStep()
 	for _, tk := range sum.takes {
-		if tk.afterRelease || tk.cond+step > maxCond || len(tk.Via)+1 > maxVia {
+		if tk.afterRelease || tk.cond+step > maxCond || tk.Via.len()+1 > maxVia {
 			continue
 		}
-		via := append([]string{name}, tk.Via...)
+		via := tk.Via.push(name)
 		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub}
 		if h.Sub == "" {
 			h.Sub = w.argSub(tk.Path, t.vals)
@@ -221,10 +221,10 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	}
 }
 
-func chainText(name string, via []string) string {
+func chainText(name string, via *callChain) string {
 	out := name
-	for _, v := range via {
-		out += " -> " + v
+	for ; via != nil; via = via.next {
+		out += " -> " + via.name
 	}
 	return out
 }

@@ -28,7 +28,7 @@ type edge struct {
 // edgesTo records an edge from every lock definitely held in s to h,
 // taken at pos (directly, or through the calls in via), and checks
 // declared //confined:before orders.
-func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via []string) {
+func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain) {
 	if h.Class == "" {
 		return
 	}
@@ -37,20 +37,30 @@ func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via []string) {
 			continue
 		}
 		broken := w.checkBefore(o, h, pos)
+		k := edgeKey{o.Class, h.Class, o.Sub, h.Sub}
+		if w.e.edgeSeen[k] {
+			continue // the first witness stands
+		}
 		wit := "in " + w.e.funcName(w.fn) + " (" + w.e.at(o.Pos) + " -> " + w.e.at(pos)
-		if len(via) > 0 {
-			wit += " via " + strings.Join(via, " -> ")
+		if via != nil {
+			wit += " via " + strings.Join(via.names(), " -> ")
 		}
 		w.e.addEdge(edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromName: o.Name, ToName: h.Name, Fn: w.e.funcName(w.fn), FromPos: o.Pos, ToPos: pos, Witness: wit + ")", declared: broken})
 	}
 }
 
+// edgeKey identifies an edge: classes and refinements at both ends.
+type edgeKey struct{ from, to, fromSub, toSub string }
+
 func (e *engine) addEdge(x edge) {
-	for _, o := range e.edges {
-		if o.From == x.From && o.To == x.To && o.FromSub == x.FromSub && o.ToSub == x.ToSub {
-			return
-		}
+	k := edgeKey{x.From, x.To, x.FromSub, x.ToSub}
+	if e.edgeSeen[k] {
+		return
 	}
+	if e.edgeSeen == nil {
+		e.edgeSeen = map[edgeKey]bool{}
+	}
+	e.edgeSeen[k] = true
 	e.edges = append(e.edges, x)
 }
 

@@ -29,6 +29,7 @@ type engine struct {
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
 	edges        []edge
+	edgeSeen     map[edgeKey]bool // the edges already recorded
 	findings     []diag.Finding
 	impls        map[*types.Func][]*ssa.Function
 	convs        []conversion    // MakeInterface of named types (scanConversions)
@@ -54,10 +55,10 @@ type take struct {
 	Path         string // path relative to the function, "" when not portable
 	Class, Name  string
 	Shared       bool
-	Pos          token.Pos // acquisition or call site in this package
-	At           string    // "file.go:12" of the innermost acquisition
-	Via          []string  // functions called down to the acquisition
-	afterRelease bool      // taken after releasing a caller's lock
+	Pos          token.Pos  // acquisition or call site in this package
+	At           string     // "file.go:12" of the innermost acquisition
+	Via          *callChain // functions called down to the acquisition
+	afterRelease bool       // taken after releasing a caller's lock
 	// cond counts the conditional steps down to the acquisition: the
 	// acquisition and each call on the way that does not dominate every
 	// return of its function. 0: taken on every path to the return.
@@ -77,13 +78,50 @@ const (
 // maxTakes bounds a summary: enough for every distinct lock of real code.
 const maxTakes = 64
 
+// callChain is the calls from a function down to an acquisition, first
+// call first. A caller's take extends its callee's chain by one link
+// instead of copying it: summaries of deep call graphs share their chains.
+type callChain struct {
+	name string
+	next *callChain
+	n    int // links from here to the end
+}
+
+func (c *callChain) push(name string) *callChain {
+	return &callChain{name: name, next: c, n: c.len() + 1}
+}
+
+func (c *callChain) len() int {
+	if c == nil {
+		return 0
+	}
+	return c.n
+}
+
+func (c *callChain) names() []string {
+	out := make([]string, 0, c.len())
+	for ; c != nil; c = c.next {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// chainOf builds a chain from names, first call first.
+func chainOf(names []string) *callChain {
+	var c *callChain
+	for i := len(names) - 1; i >= 0; i-- {
+		c = c.push(names[i])
+	}
+	return c
+}
+
 func (f *funcInfo) resetBody() { *f = funcInfo{} }
 
 func (f *funcInfo) addTake(t take) {
 	for i, o := range f.takes {
 		if o.Path == t.Path && o.Class == t.Class && o.Shared == t.Shared && o.afterRelease == t.afterRelease && o.Sub == t.Sub {
 			// Keep the most certain, then the shortest, witness.
-			if t.cond < o.cond || t.cond == o.cond && len(t.Via) < len(o.Via) {
+			if t.cond < o.cond || t.cond == o.cond && t.Via.len() < o.Via.len() {
 				f.takes[i] = t
 			}
 			return

@@ -95,7 +95,7 @@ func (e *engine) importedSummary(fn *ssa.Function) *funcInfo {
 		tk := take{Class: t.Class, Name: shortClass(t.Class), Shared: t.Shared, At: t.Pos, cond: t.Cond, Sub: t.Sub}
 		tk.Path = fromDeclPath(sig, t.Path, t.Class, "")
 		if t.Via != "" {
-			tk.Via = strings.Split(t.Via, " -> ")
+			tk.Via = chainOf(strings.Split(t.Via, " -> "))
 		}
 		info.takes = append(info.takes, tk)
 	}
@@ -145,7 +145,7 @@ func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 		if at == "" {
 			at = e.at(t.Pos)
 		}
-		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: strings.Join(t.Via, " -> "), Path: toDeclPath(fn, t.Path), Shared: t.Shared, Cond: t.cond, Sub: t.Sub})
+		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: strings.Join(t.Via.names(), " -> "), Path: toDeclPath(fn, t.Path), Shared: t.Shared, Cond: t.cond, Sub: t.Sub})
 	}
 	sort.Slice(ls.Takes, func(i, j int) bool {
 		a, b := ls.Takes[i], ls.Takes[j]
