@@ -30,6 +30,7 @@ type engine struct {
 	closureEntry map[*ssa.Function]*State
 	edges        []edge
 	edgeSeen     map[edgeKey]bool // the edges already recorded
+	leaves       map[string]bool  // privateLeaves, left out of the facts
 	findings     []diag.Finding
 	impls        map[*types.Func][]*ssa.Function
 	convs        []conversion    // MakeInterface of named types (scanConversions)

@@ -117,6 +117,7 @@ func (e *engine) importedSummary(fn *ssa.Function) *funcInfo {
 // exportFacts exports a LockSummary for every exported function with a
 // lock effect, and the package's edges.
 func (e *engine) exportFacts() {
+	e.leaves = e.privateLeaves()
 	for _, fn := range e.p.Funcs {
 		obj, ok := fn.Object().(*types.Func)
 		if !ok || fn.Parent() != nil || !obj.Exported() {
@@ -131,6 +132,35 @@ func (e *engine) exportFacts() {
 	}
 }
 
+// privateLeaves returns the lock classes no other package can hold or
+// order: declared here by an unexported variable or field, never left held
+// or released for a caller by a function of the package, and never held
+// while another lock is taken (no edge leaves them). An importer can make
+// no finding with one: a caller cannot already hold it (no double lock),
+// and an edge into it closes no cycle. So the facts leave their takes out:
+// sync.Pool's allPoolsMu and sync.Once's m are such classes, taken under
+// most of the standard library, and their takes were a third of the
+// LockSummary facts every importer decodes.
+func (e *engine) privateLeaves() map[string]bool {
+	leaves := map[string]bool{}
+	for class, v := range e.classVars {
+		if v.Pkg() == e.p.Pass.Pkg && !v.Exported() {
+			leaves[class] = true
+		}
+	}
+	for _, x := range e.edges {
+		delete(leaves, x.From)
+	}
+	for _, info := range e.infos {
+		for _, hs := range [][]Hold{info.acquires, info.releases} {
+			for _, h := range hs {
+				delete(leaves, h.Class)
+			}
+		}
+	}
+	return leaves
+}
+
 func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 	info := e.infos[fn]
 	if info == nil || len(info.takes)+len(info.acquires)+len(info.releases) == 0 {
@@ -138,7 +168,7 @@ func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 	}
 	ls := &facts.LockSummary{}
 	for _, t := range info.takes {
-		if t.afterRelease || t.Class == "" {
+		if t.afterRelease || t.Class == "" || e.leaves[t.Class] {
 			continue
 		}
 		at := t.At

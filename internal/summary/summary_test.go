@@ -15,6 +15,12 @@ func TestFacts(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), summary.Analyzer, "rolesrc", "roleuse")
 }
 
+// TestLeafLocks checks that LockSummary facts leave out the private leaf
+// lock classes (see locks.privateLeaves) and keep every other class.
+func TestLeafLocks(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), summary.Analyzer, "leaflocks")
+}
+
 func TestImportedRole(t *testing.T) {
 	results := analysistest.Run(t, analysistest.TestData(), summary.Analyzer, "roleuse")
 	for _, r := range results {
