@@ -23,6 +23,8 @@
 #   BUILD_RETRIES=N rebuild confinelint up to N times, 60s apart, when the
 #                   tree is momentarily broken (default 3)
 set -euo pipefail
+# Display pipelines end in `head`, whose early exit can kill the writer with
+# SIGPIPE: they end in `|| true`, or pipefail would stop the run there.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH=$ROOT/bench
@@ -196,7 +198,7 @@ if [[ $MICRO == 1 ]]; then
 			-cpuprofile "$WORK/micro.cpu.prof" -o "$WORK/bin/summary.test" ./internal/summary/ |
 		tee "$WORK/micro.txt")
 	go tool pprof -top -cum -nodecount 80 "$WORK/bin/summary.test" "$WORK/micro.cpu.prof" 2>/dev/null |
-		tee "$WORK/micro.pprof.cum.txt" | grep -E 'confinelint|go/types|ssa\.' | head -25
+		tee "$WORK/micro.pprof.cum.txt" | grep -E 'confinelint|go/types|ssa\.' | head -25 || true
 fi
 
 # ---------------------------------------------------------------- profile
@@ -220,25 +222,25 @@ if [[ $PROFILE == 1 ]]; then
 		cat "$WORK/profile-corpus.txt"
 		echo "CPU, cumulative:"
 		go tool pprof -top -cum -nodecount 70 "$WORK/bin/profile" "$WORK/corpus.cpu.prof" </dev/null 2>/dev/null |
-			tee "$WORK/corpus.cpu.txt" | grep -E 'Duration|confinelint|buildssa|ssa\.|types\.' | head -30
+			tee "$WORK/corpus.cpu.txt" | grep -E 'Duration|confinelint|buildssa|ssa\.|types\.' | head -30 || true
 		echo "allocations (alloc_space), cumulative:"
 		go tool pprof -sample_index=alloc_space -top -cum -nodecount 60 "$WORK/bin/profile" "$WORK/corpus.alloc.prof" </dev/null 2>/dev/null |
-			tee "$WORK/corpus.alloc.txt" | grep -E 'Showing|confinelint|buildssa|ssa\.' | head -20
+			tee "$WORK/corpus.alloc.txt" | grep -E 'Showing|confinelint|buildssa|ssa\.' | head -20 || true
 	)
 	phase "profile: vet tool on $PROFPKG"
 	(
 		export GOCACHE=$WORK/gocache-prof
 		fresh "$GOCACHE"
 		go vet -work -x -vettool="$WORK/bin/confinelint" "$PROFPKG" >"$WORK/logs/profile-vet-x.log" 2>&1 || true
-		vwork=$(sed -n 's/^WORK=//p' "$WORK/logs/profile-vet-x.log" | head -1)
-		cfg=$(grep -l "\"ID\": \"$PROFPKG\"," "$vwork"/*/vet.cfg | xargs grep -l '"VetxOnly": false' | head -1)
+		vwork=$(sed -n 's/^WORK=//p' "$WORK/logs/profile-vet-x.log" | head -1) || true
+		cfg=$(grep -l "\"ID\": \"$PROFPKG\"," "$vwork"/*/vet.cfg | xargs grep -l '"VetxOnly": false' | head -1) || true
 		if [[ -n $cfg ]]; then
 			"$MEASURE" run -label one-package -tool confinelint -log /dev/null -- "$WORK/bin/confinelint" "$cfg"
 			VETPROF_CPU=$WORK/vet.cpu.prof VETPROF_MEM=$WORK/vet.heap.prof \
 				"$WORK/bin/vetprof" "$cfg" >/dev/null 2>&1 || true
 			echo "CPU, cumulative:"
 			go tool pprof -top -cum -nodecount 60 "$WORK/bin/vetprof" "$WORK/vet.cpu.prof" </dev/null 2>/dev/null |
-				tee "$WORK/vet.cpu.txt" | grep -E 'Duration|confinelint|buildssa|types\.' | head -25
+				tee "$WORK/vet.cpu.txt" | grep -E 'Duration|confinelint|buildssa|types\.' | head -25 || true
 			echo "heap in use after the last analyzer, by allocation site:"
 			go tool pprof -sample_index=inuse_space -top -nodecount 12 "$WORK/bin/vetprof" "$WORK/vet.heap.prof" </dev/null 2>/dev/null |
 				tee "$WORK/vet.heap.txt" | tail -13
