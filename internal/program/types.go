@@ -6,7 +6,9 @@ import (
 )
 
 // NamedTypes returns the package's named non-interface types (generic ones
-// included, aliases not) in source order. Computed once per package.
+// included, aliases not) in source order. Computed once per package, on
+// first use: like TypesWithMethod, not safe for concurrent use (the engines
+// call it from the summary analyzer's Run).
 func (p *Package) NamedTypes() []*types.Named {
 	if p.named != nil {
 		return p.named

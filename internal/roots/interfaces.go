@@ -19,7 +19,7 @@ func (b *builder) methodFunc(n *types.Named, name string) *ssa.Function {
 // implementations returns the package's methods that an interface call of
 // method m can reach: those of its named types that implement m's
 // interface. Memoized per method: a package calls io.Writer.Write in many
-// places, and each answer costs an Implements per named type.
+// places, and each answer costs an Implements check per candidate type.
 func (b *builder) implementations(m *types.Func) []*ssa.Function {
 	if impls, ok := b.impls[m]; ok {
 		return impls
