@@ -115,7 +115,10 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 	}
 	var mine map[*roots.Root]bool // the roots fn runs on, when first needed
 	for _, h := range s.holds {
-		if h.Maybe || h.Class == "" || !w.e.anyPeerTaking(ops, h.Class, w.fn) {
+		// No started goroutine at all (fn's own not excluded) could unblock
+		// ops while taking the class: no finding, and no need to work out
+		// fn's contexts, a propagation over every root of the package.
+		if h.Maybe || h.Class == "" || w.e.startedTaking(ops, h.Class, nil, w.fn) == nil {
 			continue
 		}
 		if mine == nil {
@@ -149,6 +152,13 @@ func (e *engine) peerTaking(ops []chanOp, class string, mine map[*roots.Root]boo
 			return nil
 		}
 	}
+	return e.startedTaking(ops, class, mine, fn)
+}
+
+// startedTaking returns the first started goroutine (not an exported
+// function's unknown callers), other than fn and the roots in mine, that
+// performs the opposite operation of one of ops and takes class.
+func (e *engine) startedTaking(ops []chanOp, class string, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		switch r.Kind {
 		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
@@ -164,24 +174,6 @@ func (e *engine) peerTaking(ops []chanOp, class string, mine map[*roots.Root]boo
 		}
 	}
 	return nil
-}
-
-// anyPeerTaking is peerTaking's second loop without the roots fn runs on
-// excluded: when no started goroutine at all could unblock ops while
-// taking class, there is nothing to report and no need to work out fn's
-// contexts (a propagation over every root of the package).
-func (e *engine) anyPeerTaking(ops []chanOp, class string, fn *ssa.Function) bool {
-	for _, r := range e.ctx.Roots {
-		switch r.Kind {
-		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
-		default:
-			continue
-		}
-		if info := e.infos[r.Func]; info != nil && r.Func != fn && hasOpposite(info.chans, ops) && takesClass(info.takes, class) {
-			return true
-		}
-	}
-	return false
 }
 
 func hasOpposite(have, ops []chanOp) bool {

@@ -211,7 +211,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// return is a double lock; one that may take it depends on
 			// values the analysis does not follow.
 			if old, held := s.find(p); held && w.report && !old.Maybe && !inline && !old.Opaque && tk.cond == 0 {
-				w.reportRelock(old, h, pos, " by "+chainText(name, tk.Via)+" (at "+tk.At+")")
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
 			}
 		}
 		if w.report {
@@ -219,14 +219,6 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		}
 		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: tk.cond + step, Sub: h.Sub})
 	}
-}
-
-func chainText(name string, via *callChain) string {
-	out := name
-	for ; via != nil; via = via.next {
-		out += " -> " + via.name
-	}
-	return out
 }
 
 // handOff applies the releases of closures passed to a call or returned:

@@ -43,7 +43,7 @@ func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain) {
 		}
 		wit := "in " + w.e.funcName(w.fn) + " (" + w.e.at(o.Pos) + " -> " + w.e.at(pos)
 		if via != nil {
-			wit += " via " + strings.Join(via.names(), " -> ")
+			wit += " via " + via.text()
 		}
 		w.e.addEdge(edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromName: o.Name, ToName: h.Name, Fn: w.e.funcName(w.fn), FromPos: o.Pos, ToPos: pos, Witness: wit + ")", declared: broken})
 	}

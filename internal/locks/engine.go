@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -106,6 +107,9 @@ func (c *callChain) names() []string {
 	}
 	return out
 }
+
+// text renders the chain for messages and facts: "f -> g -> h".
+func (c *callChain) text() string { return strings.Join(c.names(), " -> ") }
 
 // chainOf builds a chain from names, first call first.
 func chainOf(names []string) *callChain {

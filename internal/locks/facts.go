@@ -175,7 +175,7 @@ func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 		if at == "" {
 			at = e.at(t.Pos)
 		}
-		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: strings.Join(t.Via.names(), " -> "), Path: toDeclPath(fn, t.Path), Shared: t.Shared, Cond: t.cond, Sub: t.Sub})
+		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: t.Via.text(), Path: toDeclPath(fn, t.Path), Shared: t.Shared, Cond: t.cond, Sub: t.Sub})
 	}
 	sort.Slice(ls.Takes, func(i, j int) bool {
 		a, b := ls.Takes[i], ls.Takes[j]
