@@ -2,6 +2,7 @@ package lockop
 
 import (
 	"go/types"
+	"strings"
 	"sync"
 
 	"golang.org/x/tools/go/ssa"
@@ -122,4 +123,37 @@ func ownersOf(pkg *types.Package) map[*types.Var]*types.Named {
 	}
 	actual, _ := owners.LoadOrStore(pkg, m)
 	return actual.(map[*types.Var]*types.Named)
+}
+
+// InsideObject reports whether the lock at path rest (".a.b.mu") from a
+// value of type t lies inside the object t points to: every selection is
+// a struct field held by value, so no pointer is followed on the way.
+func InsideObject(t types.Type, rest string) bool {
+	if rest == "" || strings.ContainsRune(rest, '[') {
+		return false
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	names := strings.Split(strings.TrimPrefix(rest, "."), ".")
+	for _, name := range names {
+		st, ok := t.Underlying().(*types.Struct)
+		if !ok {
+			return false
+		}
+		var f *types.Var
+		for j := range st.NumFields() {
+			if st.Field(j).Name() == name {
+				f = st.Field(j)
+			}
+		}
+		if f == nil {
+			return false
+		}
+		t = f.Type()
+		if _, isPtr := t.Underlying().(*types.Pointer); isPtr {
+			return false // what follows, or the lock itself, is elsewhere
+		}
+	}
+	return true
 }

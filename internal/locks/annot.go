@@ -230,8 +230,7 @@ func items(d *facts.Decl) []facts.DeclItem {
 }
 
 // fresh reports whether path is rooted at an object this function
-// creates: an allocation, or the result of a call to a package function
-// that returns a new allocation. Its lock left held on an error return
+// creates (objects.Index.Origin). Its lock left held on an error return
 // dies with the object (deflate_test's syncBuffer) or goes with it to
 // whoever the object is handed to; neither is a leak of anyone's lock.
 func (w *walker) fresh(path string) bool {
@@ -239,36 +238,5 @@ func (w *walker) fresh(path string) bool {
 	if root == nil {
 		return false
 	}
-	return w.freshValue(root.(ssa.Value), 0)
-}
-
-func (w *walker) freshValue(v ssa.Value, depth int) bool {
-	switch v := v.(type) {
-	case *ssa.Alloc:
-		elem := v.Type().(*types.Pointer).Elem()
-		if _, isStruct := elem.Underlying().(*types.Struct); isStruct {
-			return v.Heap // the object itself
-		}
-		// A variable (a closure's captured local) holding the object.
-		if stored := singleStore(v); stored != nil && depth == 0 {
-			return w.freshValue(stored, depth+1)
-		}
-		return false
-	case *ssa.Call:
-		callee := v.Call.StaticCallee()
-		if callee == nil || !w.e.p.FuncSet[w.e.canonical(callee)] || len(callee.Blocks) == 0 {
-			return false
-		}
-		n := 0
-		for _, b := range callee.Blocks {
-			if r, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && len(r.Results) > 0 {
-				if _, ok := r.Results[0].(*ssa.Alloc); !ok {
-					return false
-				}
-				n++
-			}
-		}
-		return n > 0
-	}
-	return false
+	return w.e.objs.Origin(w.fn, root.(ssa.Value)) != nil
 }

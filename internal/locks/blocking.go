@@ -10,6 +10,7 @@ import (
 
 	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/roots"
 )
 
@@ -224,40 +225,22 @@ func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {
 			if _, isChan := x.Type().(*types.Pointer).Elem().Underlying().(*types.Chan); !isChan {
 				return "var:" + e.p.Pass.Fset.Position(x.Pos()).String()
 			}
-			if stored := singleStore(x); stored != nil {
+			if stored := objects.StoredOnce(x); stored != nil {
 				v = stored
 				continue
 			}
 			return ""
 		case *ssa.FreeVar:
-			parent, mc := fn.Parent(), e.closureOf[fn]
-			if parent == nil || mc == nil {
+			parent, b, ok := e.objs.Binding(fn, x)
+			if !ok {
 				return ""
 			}
-			for i, fv := range fn.FreeVars {
-				if fv == x {
-					return e.chanKey(parent, mc.Bindings[i], depth+1)
-				}
-			}
-			return ""
+			return e.chanKey(parent, b, depth+1)
 		default:
 			return ""
 		}
 	}
 	return ""
-}
-
-func singleStore(a *ssa.Alloc) ssa.Value {
-	var val ssa.Value
-	for _, r := range *a.Referrers() {
-		if st, ok := r.(*ssa.Store); ok && st.Addr == a {
-			if val != nil {
-				return nil
-			}
-			val = st.Val
-		}
-	}
-	return val
 }
 
 func typeNameOf(t types.Type) string {

@@ -178,7 +178,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		}
 		for _, a := range sum.acquires {
 			if p, ok := t.rewrite(w.fn, a.Path); ok {
-				a.Path, a.Pos, a.Maybe, a.Loop = p, pos, false, false
+				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)
 				s = s.with(a)
 			}
 		}
@@ -204,7 +204,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			h.Sub = w.argSub(tk.Path, t.vals)
 		}
 		if p, ok := t.rewrite(w.fn, tk.Path); ok && t.exact {
-			h.Path = p
+			h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
 			// A closure checked under this state reports inside itself.
 			inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
 			// Only a callee that takes the lock on every path to its
@@ -284,6 +284,24 @@ func (w *walker) condStep() int {
 		}
 	}
 	return 0
+}
+
+// calleeObj returns the object of this function holding the lock a callee
+// names by path (relative to the callee), when the path's root is an
+// argument or binding created here and the lock lies inside it (reached
+// through value fields only): see Hold.Obj.
+func (w *walker) calleeObj(t *target, path string) ssa.Value {
+	root, rest := rootOf(path)
+	var v ssa.Value
+	if i := paramIndex(root, "p"); i >= 0 && i < len(t.vals) {
+		v = t.vals[i]
+	} else if i := paramIndex(root, "f"); i >= 0 && i < len(t.bindVals) {
+		v = t.bindVals[i]
+	}
+	if v == nil || !lockop.InsideObject(v.Type(), rest) {
+		return nil
+	}
+	return w.e.objs.Origin(w.fn, v)
 }
 
 // argSub refines a callee's take of a lock directly in a parameter's

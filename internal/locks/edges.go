@@ -29,6 +29,8 @@ type edge struct {
 // taken at pos (directly, or through the calls in via), and checks
 // declared //confined:before orders.
 func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain) {
+	// A lock of an object no other goroutine can see yet neither waits
+	// for anyone nor makes anyone wait.
 	if h.Class == "" {
 		return
 	}
@@ -36,7 +38,10 @@ func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain) {
 		if o.Maybe || o.Class == "" || o.Class == h.Class {
 			continue
 		}
-		broken := w.checkBefore(o, h, pos)
+		broken := w.checkBefore(o, h, pos) // a declared order holds even for private locks
+		if w.private(h) || w.private(o) {
+			continue
+		}
 		k := edgeKey{o.Class, h.Class, o.Sub, h.Sub}
 		if w.e.edgeSeen[k] {
 			continue // the first witness stands

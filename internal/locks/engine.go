@@ -11,6 +11,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/program"
 	"github.com/confinelint/confinelint/internal/roots"
 )
@@ -19,6 +20,7 @@ import (
 type engine struct {
 	p     *program.Package
 	ctx   *roots.Contexts
+	objs  *objects.Index // which object a value is (ctx.Objects)
 	infos map[*ssa.Function]*funcInfo
 	// imported caches summaries of other packages' functions (nil: none).
 	imported  map[*ssa.Function]*funcInfo
@@ -38,7 +40,6 @@ type engine struct {
 	ifaceConvs   [][2]types.Type // interface-to-interface conversions and assertions
 	convCache    map[types.Type]map[*types.Named]bool
 	guards       map[*types.Var]*guard
-	closureOf    map[*ssa.Function]*ssa.MakeClosure
 	chanCaps     map[string]bool // channel identity -> every make of it is buffered
 	aliases      map[*types.Named][]aliasPair
 	cur          *ssa.Function // the function being walked, for fallback positions

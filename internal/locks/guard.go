@@ -10,6 +10,7 @@ import (
 	"github.com/confinelint/confinelint/facts"
 	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // guard is what a field or package var declares about its accesses.
@@ -123,21 +124,19 @@ func (w *walker) checkGuard(v *types.Var, g *guard, lockPath string, acc access,
 	}
 }
 
-// construction reports whether base is (a field of) an object allocated in
+// construction reports whether base is (a field of) an object created in
 // this function and still private at instruction at: initialising it
-// before publication is not an access (see roots.Contexts.Private).
+// before publication is not an access (see objects.Index.Private).
 func (w *walker) construction(base ssa.Value, at ssa.Instruction) bool {
 	for range 16 {
-		switch x := base.(type) {
-		case *ssa.Alloc:
-			return x.Parent() == w.fn && w.e.ctx.Private(x, at)
-		case *ssa.FieldAddr:
-			base = x.X
-		default:
-			return false
+		fa, ok := base.(*ssa.FieldAddr)
+		if !ok {
+			break
 		}
+		base = fa.X
 	}
-	return false
+	o := w.e.objs.Origin(w.fn, base)
+	return o != nil && w.e.objs.Private(o, at)
 }
 
 // guardPath is the path of the lock guarding a field of base, with
@@ -149,9 +148,9 @@ func (e *engine) guardPath(fn *ssa.Function, base ssa.Value, it *facts.DeclItem)
 	}
 	root, parts := splitPath(fn, base)
 	for i, n := range strings.Split(strings.TrimPrefix(it.Lock, "field."), ".") {
-		pt := part{name: n}
+		pt := part{Name: n}
 		if i == 0 {
-			pt.base = namedOf(base.Type())
+			pt.Base = objects.NamedOf(base.Type())
 		}
 		parts = append(parts, pt)
 	}

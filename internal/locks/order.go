@@ -143,11 +143,6 @@ func (e *engine) scanFieldFuncs() map[*types.Var][]*ssa.Function {
 	for _, fn := range e.p.Funcs {
 		for _, b := range fn.Blocks {
 			for _, instr := range b.Instrs {
-				if mc, ok := instr.(*ssa.MakeClosure); ok {
-					if f := mc.Fn.(*ssa.Function); e.closureOf[f] == nil {
-						e.closureOf[f] = mc
-					}
-				}
 				st, ok := instr.(*ssa.Store)
 				if !ok {
 					continue

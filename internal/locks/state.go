@@ -34,6 +34,11 @@ type Hold struct {
 	// the lock is reached through a pointer. Locks of one class under two
 	// different value fields are never the same lock.
 	Sub string
+	// Obj is the allocation (or constructor call) of this function that
+	// created the object holding the lock, nil when the object comes from
+	// elsewhere. While that object is private (objects.Index.Private) no
+	// other goroutine can hold its lock: it orders nothing.
+	Obj ssa.Value
 }
 
 // deferred is one pending defer, replayed at RunDefers in reverse order.

@@ -22,14 +22,13 @@ type Summary struct {
 // function with a lock effect are skipped after one linear scan.
 func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 	e := &engine{
-		p: p, ctx: ctx,
+		p: p, ctx: ctx, objs: ctx.Objects,
 		infos:        map[*ssa.Function]*funcInfo{},
 		imported:     map[*ssa.Function]*funcInfo{},
 		classVars:    map[string]*types.Var{},
 		closureEntry: map[*ssa.Function]*State{},
 		guards:       map[*types.Var]*guard{},
 		impls:        map[*types.Func][]*ssa.Function{},
-		closureOf:    map[*ssa.Function]*ssa.MakeClosure{},
 	}
 	if !e.hasLockWork() {
 		return &Summary{}

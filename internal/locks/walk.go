@@ -28,6 +28,7 @@ type walker struct {
 	// blk is the block of the instruction being applied (of the Defer
 	// for a deferred call); retBlocks the blocks ending in a return.
 	blk       *ssa.BasicBlock
+	at        ssa.Instruction // the instruction being applied
 	retBlocks []*ssa.BasicBlock
 	values    map[string]ssa.Instruction // by SSA name, for "v:" paths
 	// maybeDefer: replaying a defer registered on some paths only (or
@@ -203,7 +204,7 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) State {
 
 func (w *walker) block(b *ssa.BasicBlock, s State) State {
 	for _, instr := range b.Instrs {
-		w.blk = b
+		w.blk, w.at = b, instr
 		s = w.instr(instr, s)
 	}
 	return s
@@ -215,6 +216,7 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 	if fa, ok := lv.(*ssa.FieldAddr); ok {
 		h.Sub = valueFieldSub(fa.X)
 	}
+	h.Obj = w.e.objs.Origin(w.fn, container(lv))
 	if v := lockop.ClassOf(lv); v != nil {
 		h.Class, h.Name = lockop.ClassKey(v), lockop.ShortName(v)
 		w.e.classVars[h.Class] = v
@@ -222,6 +224,25 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 		h.Name = sourceName(lv)
 	}
 	return h
+}
+
+// container is the value whose object holds the memory addr points into:
+// addr with its value-field selections stripped.
+func container(addr ssa.Value) ssa.Value {
+	for range 16 {
+		fa, ok := addr.(*ssa.FieldAddr)
+		if !ok {
+			return addr
+		}
+		addr = fa.X
+	}
+	return addr
+}
+
+// private reports whether h is the lock of an object this function
+// created and has not yet published at the instruction being applied.
+func (w *walker) private(h Hold) bool {
+	return h.Obj != nil && w.e.objs.Private(h.Obj, w.at)
 }
 
 // sourceName names a lock without a class (a local, a parameter) as the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/confinelint/confinelint/facts"
 	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/program"
 )
 
@@ -127,8 +128,9 @@ type Contexts struct {
 	rootOf map[*ssa.Function]*Root
 	// escapes marks functions whose address escapes.
 	escapes map[*ssa.Function]bool
-	// pubs caches the publication points of allocations (see Private).
-	pubs map[*ssa.Alloc][]ssa.Instruction
+	// Objects answers which object a value is and when a fresh object is
+	// published, for every engine (see package objects).
+	Objects *objects.Index
 }
 
 // Of returns the contexts fn can run on, roots in discovery order.
@@ -146,6 +148,14 @@ func (c *Contexts) RootOf(fn *ssa.Function) *Root { return c.rootOf[fn] }
 // Escapes reports whether fn's address escapes (stored, converted to an
 // interface, returned or passed to an asynchronous API).
 func (c *Contexts) Escapes(fn *ssa.Function) bool { return c.escapes[fn] }
+
+// startsGoroutine reports whether fn runs on a goroutine of its own that
+// owns no role: a go target or an asynchronous API's argument (handing a
+// closure over an object to it publishes the object).
+func (c *Contexts) startsGoroutine(fn *ssa.Function) bool {
+	r := c.rootOf[fn]
+	return r != nil && r.Foreign()
+}
 
 // Names renders a reach's chain: "onRevoked -> resetCounters".
 func (r Reach) Names(from *types.Package) []string {
@@ -165,8 +175,8 @@ func Compute(p *program.Package, table *Table) *Contexts {
 		calls:   map[*ssa.Function][]Edge{},
 		rootOf:  map[*ssa.Function]*Root{},
 		escapes: map[*ssa.Function]bool{},
-		pubs:    map[*ssa.Alloc][]ssa.Instruction{},
 	}}
+	b.c.Objects = objects.New(p.Funcs, b.c.startsGoroutine)
 	for _, fn := range p.Funcs {
 		b.scan(fn)
 	}

@@ -1,0 +1,306 @@
+package objects
+
+import (
+	"go/constant"
+	"go/token"
+	"go/types"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
+)
+
+// Paths are symbolic, relative to the function they occur in, so that a
+// callee's summary can be rewritten in its caller's terms:
+//
+//	p0.mu          field mu of the function's first SSA parameter (a method's receiver)
+//	f1.state.mu    through the closure's second free variable
+//	g:pkg/path.mu  a package var (g: and its class key)
+//	v:t5.mu        through a value with no symbolic name (an allocation, a
+//	               call result): meaningful only inside the function
+//	p0.a[p1].mu    an element: the index is a constant or the index value's path
+//	p0.m[k:p1].mu  a map entry, keyed the same way
+//
+// Loads are transparent (c.state.mu is the same path whether state is a
+// value or a pointer field), so two reads of the same field name the same
+// object even when the field was reassigned between them: an accepted
+// imprecision shared with checklocks. Values are seen through Underlying,
+// so a captured variable, a conversion or a fresh object's field read back
+// name what they hold.
+
+// Part is one selection of a path, with the named struct it selects from
+// (nil when unknown, or for an index).
+type Part struct {
+	Name string
+	Base *types.Named
+	// Deref: the selection reads a pointer stored in the object (a pointer
+	// field, or an element of a slice or map): what follows lives in
+	// another object.
+	Deref bool
+}
+
+// PathOf returns the symbolic path of v inside fn.
+func PathOf(fn *ssa.Function, v ssa.Value) string {
+	root, parts := SplitPath(fn, v)
+	return Join(root, parts)
+}
+
+// Join renders a root and its selections.
+func Join(root string, parts []Part) string {
+	var b strings.Builder
+	b.WriteString(root)
+	for _, p := range parts {
+		if !strings.HasPrefix(p.Name, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(p.Name)
+	}
+	return b.String()
+}
+
+// SplitPath is PathOf keeping each selection, root first.
+func SplitPath(fn *ssa.Function, v ssa.Value) (string, []Part) {
+	root, rev := splitRev(fn, v, 0)
+	slices.Reverse(rev)
+	return root, rev
+}
+
+// maxIndexDepth bounds paths nested in index expressions (a[b[c[i]]]).
+const maxIndexDepth = 2
+
+func splitRev(fn *ssa.Function, v ssa.Value, depth int) (string, []Part) {
+	var rev []Part
+	deref := false // the selection just seen went through a load
+	for range maxSteps {
+		if next := step(v); next != nil {
+			v = next
+			continue
+		}
+		switch x := v.(type) {
+		case *ssa.FieldAddr:
+			rev = append(rev, Part{Name: fieldName(x.X.Type(), x.Field), Base: NamedOf(x.X.Type()), Deref: deref})
+			v, deref = x.X, false
+			continue
+		case *ssa.Field:
+			rev = append(rev, Part{Name: fieldName(x.X.Type(), x.Field), Base: NamedOf(x.X.Type()), Deref: deref})
+			v, deref = x.X, false
+			continue
+		case *ssa.IndexAddr:
+			rev = append(rev, Part{Name: "[" + indexKey(fn, x.Index, depth) + "]", Deref: deref || isSlice(x.X.Type())})
+			v, deref = x.X, false
+			continue
+		case *ssa.Index:
+			rev = append(rev, Part{Name: "[" + indexKey(fn, x.Index, depth) + "]", Deref: deref})
+			v, deref = x.X, false
+			continue
+		case *ssa.Lookup:
+			if !x.CommaOk {
+				rev = append(rev, Part{Name: "[k:" + indexKey(fn, x.Index, depth) + "]", Deref: true})
+				v, deref = x.X, false
+				continue
+			}
+		case *ssa.UnOp:
+			if x.Op == token.MUL {
+				v, deref = x.X, true
+				continue
+			}
+		}
+		break
+	}
+	return rootName(fn, v), rev
+}
+
+// indexKey names an index structurally: a constant's value, or the path
+// of the index value (so s.a[i].mu and s.a[i].f share "p0.a[p1]").
+func indexKey(fn *ssa.Function, idx ssa.Value, depth int) string {
+	if c, ok := idx.(*ssa.Const); ok {
+		if c.Value == nil {
+			return "nil"
+		}
+		if c.Value.Kind() == constant.String {
+			return strconv.Quote(constant.StringVal(c.Value))
+		}
+		return c.Value.ExactString()
+	}
+	if depth >= maxIndexDepth {
+		return "?"
+	}
+	root, rev := splitRev(fn, idx, depth+1)
+	slices.Reverse(rev)
+	return Join(root, rev)
+}
+
+func isSlice(t types.Type) bool {
+	_, ok := t.Underlying().(*types.Slice)
+	return ok
+}
+
+func rootName(fn *ssa.Function, v ssa.Value) string {
+	switch x := v.(type) {
+	case *ssa.Parameter:
+		for i, p := range fn.Params {
+			if p == x {
+				return "p" + strconv.Itoa(i)
+			}
+		}
+	case *ssa.FreeVar:
+		for i, f := range fn.FreeVars {
+			if f == x {
+				return "f" + strconv.Itoa(i)
+			}
+		}
+	case *ssa.Global:
+		if obj, ok := x.Object().(*types.Var); ok {
+			return GlobalPath(obj)
+		}
+	}
+	return "v:" + v.Name()
+}
+
+func fieldName(t types.Type, i int) string {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if st, ok := t.Underlying().(*types.Struct); ok && i < st.NumFields() {
+		return st.Field(i).Name()
+	}
+	return "?"
+}
+
+// NamedOf is the named type of t or of what t points to, nil when unnamed.
+func NamedOf(t types.Type) *types.Named {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, _ := types.Unalias(t).(*types.Named)
+	return n
+}
+
+// Portable reports whether a path means something outside its function:
+// rooted at a parameter, free variable or package var.
+func Portable(path string) bool {
+	return !strings.HasPrefix(path, "v:")
+}
+
+// RootOf splits a path into its root and the rest (".a.b", "[p1].c" or "").
+func RootOf(path string) (root, rest string) {
+	if strings.HasPrefix(path, "g:") {
+		return path, ""
+	}
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i], path[i:]
+	}
+	return path, ""
+}
+
+// ParamIndex returns N for a root prefix+"N", or -1.
+func ParamIndex(root, prefix string) int {
+	if !strings.HasPrefix(root, prefix) {
+		return -1
+	}
+	n, err := strconv.Atoi(root[len(prefix):])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// Rewrite maps a callee-relative path into the caller: parameter roots
+// become the caller's paths of the arguments, free variables the paths of
+// the closure's bindings. Package vars stay. ok is false when the path
+// cannot be expressed in the caller (a callee-local object). Index keys
+// inside the path are rewritten the same way, or the path is not
+// expressible.
+func Rewrite(path string, args, bindings []string) (string, bool) {
+	root, rest := RootOf(path)
+	var base string
+	if i := ParamIndex(root, "p"); i >= 0 {
+		if i >= len(args) || args[i] == "" {
+			return "", false
+		}
+		base = args[i]
+	} else if i := ParamIndex(root, "f"); i >= 0 {
+		if i >= len(bindings) || bindings[i] == "" {
+			return "", false
+		}
+		base = bindings[i]
+	} else if !Portable(path) {
+		return "", false
+	} else if i := strings.IndexByte(path, '['); i >= 0 {
+		root, rest = path[:i], path[i:] // a package var's element
+		base = root
+	} else {
+		return path, true
+	}
+	rest, ok := rewriteIndexes(rest, args, bindings)
+	if !ok {
+		return "", false
+	}
+	return base + rest, true
+}
+
+// rewriteIndexes rewrites the paths inside "[...]" keys of rest.
+func rewriteIndexes(rest string, args, bindings []string) (string, bool) {
+	if !strings.Contains(rest, "[") {
+		return rest, true
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(rest, '[')
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String(), true
+		}
+		j := matching(rest, i)
+		if j < 0 {
+			return "", false
+		}
+		b.WriteString(rest[:i+1])
+		key := rest[i+1 : j]
+		prefix := ""
+		if strings.HasPrefix(key, "k:") {
+			prefix, key = "k:", key[2:]
+		}
+		if isSymbolic(key) {
+			k, ok := Rewrite(key, args, bindings)
+			if !ok {
+				return "", false
+			}
+			key = k
+		}
+		b.WriteString(prefix + key + "]")
+		rest = rest[j+1:]
+	}
+}
+
+// isSymbolic reports whether an index key is a path, not a constant.
+func isSymbolic(key string) bool {
+	if key == "" || key == "?" || key == "nil" || key[0] == '"' {
+		return false
+	}
+	c := key[0]
+	return !(c >= '0' && c <= '9' || c == '-')
+}
+
+// matching returns the index of the ']' closing the '[' at i, or -1.
+func matching(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// GlobalPath is the path of a package var: never rewritten across calls.
+func GlobalPath(v *types.Var) string { return "g:" + lockop.ClassKey(v) }
