@@ -313,28 +313,5 @@ func (w *walker) argSub(path string, vals []ssa.Value) string {
 	if i < 0 || i >= len(vals) || strings.Count(rest, ".") != 1 {
 		return ""
 	}
-	return valueFieldSub(vals[i])
-}
-
-// valueFieldSub returns the key of the value struct field v addresses
-// (v = &x.f with f a struct, not a pointer), "" otherwise.
-func valueFieldSub(v ssa.Value) string {
-	for range 4 {
-		switch x := v.(type) {
-		case *ssa.ChangeType:
-			v = x.X
-			continue
-		case *ssa.MakeInterface:
-			v = x.X
-			continue
-		case *ssa.FieldAddr:
-			if f := fieldVar(x); f != nil {
-				if _, isStruct := f.Type().Underlying().(*types.Struct); isStruct {
-					return lockop.ClassKey(f)
-				}
-			}
-		}
-		return ""
-	}
-	return ""
+	return w.e.objs.Via(vals[i])
 }

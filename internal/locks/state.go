@@ -29,10 +29,11 @@ type Hold struct {
 	// Opaque: a sync.Locker interface value of unknown implementation
 	// (RLocker's Lock is re-entrant): never reported as a double lock.
 	Opaque bool
-	// Sub refines the class: the key of the value (non-pointer) struct
-	// field that holds the lock's struct, as Conn.in for c.in.mu, "" when
-	// the lock is reached through a pointer. Locks of one class under two
-	// different value fields are never the same lock.
+	// Sub refines the class by how the lock's struct was reached
+	// (objects.Index.Via): the value struct field holding it ("Conn.in"
+	// for c.in.mu), or the alias group of the pointer field it was loaded
+	// from ("ptr:Node.wal" for n.wal.mu); "" when unknown. Locks of one
+	// class under two different refinements are never the same lock.
 	Sub string
 	// Obj is the allocation (or constructor call) of this function that
 	// created the object holding the lock, nil when the object comes from

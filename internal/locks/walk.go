@@ -214,7 +214,7 @@ func (w *walker) block(b *ssa.BasicBlock, s State) State {
 func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 	h := Hold{Path: w.e.lockPath(w.fn, lv), Shared: shared, Pos: pos, Name: "lock", Opaque: types.IsInterface(lv.Type())}
 	if fa, ok := lv.(*ssa.FieldAddr); ok {
-		h.Sub = valueFieldSub(fa.X)
+		h.Sub = w.e.objs.Via(fa.X)
 	}
 	h.Obj = w.e.objs.Origin(w.fn, container(lv))
 	if v := lockop.ClassOf(lv); v != nil {

@@ -41,6 +41,7 @@ type Index struct {
 	closures map[*ssa.Function]*ssa.MakeClosure // the one creation of each closure; nil when several
 	pubs     map[ssa.Value][]ssa.Instruction    // publications per origin
 	escapes  map[*ssa.Function][]int8           // per parameter, see Escapes
+	fields   *fieldOrigins                      // built on the first Via of a pointer field
 }
 
 // New builds the index of a package's source functions. startsGoroutine
