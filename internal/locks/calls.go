@@ -9,14 +9,21 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // target is one function a call may run, with its parameters and free
 // variables as paths of the caller.
 type target struct {
 	fn       *ssa.Function
-	vals     []ssa.Value // the caller's values of the callee's parameters
-	bindVals []ssa.Value // the caller's values of the callee's free variables
+	vals     []ssa.Value // the values of the callee's parameters
+	bindVals []ssa.Value // the values of the callee's free variables
+	// owner is the function vals and bindVals live in when it is not the
+	// caller: an enclosing function whose closure is called here through a
+	// captured variable. creator is the function that made the closure
+	// called (nil for other callees): the callee's outer paths ("o:")
+	// name that function's objects.
+	owner, creator *ssa.Function
 	// exact: the call runs this function. Otherwise it is one of several
 	// candidates (interface implementations, functions stored in a
 	// func-typed field): only its acquisition edges are taken.
@@ -27,24 +34,36 @@ type target struct {
 	// rewrite, and a path costs a walk and a string.
 	args, binds []string
 	resolved    bool
+	objs        *objects.Index
 }
 
 // rewrite translates a path relative to the callee into the caller's
 // terms (see the package-level rewrite).
 func (t *target) rewrite(caller *ssa.Function, path string) (string, bool) {
 	if !t.resolved {
-		t.args, t.binds, t.resolved = pathsOf(caller, t.vals), pathsOf(caller, t.bindVals), true
+		t.args, t.binds, t.resolved = t.pathsOf(caller, t.vals), t.pathsOf(caller, t.bindVals), true
+	}
+	if inner, ok := objects.Outer(path); ok {
+		if t.creator == nil {
+			return "", false
+		}
+		p := t.objs.PathIn(caller, t.creator, inner)
+		return p, p != ""
 	}
 	return rewrite(path, t.args, t.binds)
 }
 
-func pathsOf(fn *ssa.Function, vs []ssa.Value) []string {
+func (t *target) pathsOf(caller *ssa.Function, vs []ssa.Value) []string {
 	if len(vs) == 0 {
 		return nil
 	}
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = pathOf(fn, v)
+		if t.owner != nil && t.owner != caller && v.Parent() == t.owner {
+			out[i] = t.objs.PathFrom(caller, t.owner, v)
+		} else {
+			out[i] = pathOf(caller, v)
+		}
 	}
 	return out
 }
@@ -65,7 +84,13 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 		}
 		return out
 	}
-	switch v := call.Value.(type) {
+	// A closure held in a variable (captured by another closure, so kept
+	// in a cell), possibly the enclosing function's: the closure itself.
+	owner, callee := w.e.objs.Resolve(w.fn, call.Value)
+	if owner == w.fn {
+		owner = nil
+	}
+	switch v := callee.(type) {
 	case *ssa.Function:
 		fn := w.e.canonical(v)
 		if m := w.e.thunkMethod(v); m != nil {
@@ -78,9 +103,9 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 			return nil
 		}
 		if m := w.e.boundMethod(fn); m != nil && len(v.Bindings) == 1 {
-			out = append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), call.Args...), exact: true})
+			out = append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), call.Args...), owner: owner, exact: true, objs: w.e.objs})
 		} else {
-			out = append(out, target{fn: w.e.canonical(fn), vals: call.Args, bindVals: v.Bindings, exact: true})
+			out = append(out, target{fn: w.e.canonical(fn), vals: call.Args, bindVals: v.Bindings, owner: owner, creator: v.Parent(), exact: true, objs: w.e.objs})
 		}
 	case *ssa.UnOp:
 		// A call of a func-typed field: the package's functions stored in it.
@@ -228,10 +253,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 // definitely released).
 func (w *walker) handOff(vals []ssa.Value, s State) State {
 	for _, a := range vals {
-		if ct, ok := a.(*ssa.ChangeType); ok { // a named func type
-			a = ct.X
-		}
-		mc, ok := a.(*ssa.MakeClosure)
+		mc, ok := objects.Underlying(a).(*ssa.MakeClosure) // through a named func type, a variable
 		if !ok {
 			continue
 		}
@@ -249,7 +271,11 @@ func (w *walker) handOff(vals []ssa.Value, s State) State {
 			continue
 		}
 		for _, r := range sum.releases {
-			if p, ok := rewrite(r.Path, args, binds); ok {
+			p, ok := rewrite(r.Path, args, binds)
+			if inner, outer := objects.Outer(r.Path); outer {
+				p, ok = inner, true // the closure was made here
+			}
+			if ok {
 				if _, held := s.find(p); held {
 					s = s.without(p)
 					s.released = remove(s.released, p)

@@ -2,12 +2,11 @@ package locks
 
 import (
 	"go/types"
-	"strconv"
-	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/program"
 	"github.com/confinelint/confinelint/internal/roots"
 )
@@ -102,7 +101,7 @@ func (e *engine) recordClosureEntry(parent *ssa.Function, mc *ssa.MakeClosure, s
 	}
 	var entry State
 	for _, h := range s.holds {
-		h.Path = intoClosure(h.Path, binds)
+		h.Path = objects.IntoClosure(h.Path, binds)
 		h.Maybe = h.Maybe || !direct
 		entry = entry.with(h)
 	}
@@ -110,19 +109,4 @@ func (e *engine) recordClosureEntry(parent *ssa.Function, mc *ssa.MakeClosure, s
 		entry = join([]State{*prev, entry}, []bool{false, false})
 	}
 	e.closureEntry[fn] = &entry
-}
-
-// intoClosure rewrites a caller path in terms of the closure's free
-// variables; paths it cannot express stay distinct from every path of the
-// closure.
-func intoClosure(path string, binds []string) string {
-	if strings.HasPrefix(path, "g:") {
-		return path
-	}
-	for i, b := range binds {
-		if path == b || strings.HasPrefix(path, b+".") {
-			return "f" + strconv.Itoa(i) + path[len(b):]
-		}
-	}
-	return "v:outer:" + path
 }

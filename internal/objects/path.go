@@ -211,10 +211,14 @@ func ParamIndex(root, prefix string) int {
 // Rewrite maps a callee-relative path into the caller: parameter roots
 // become the caller's paths of the arguments, free variables the paths of
 // the closure's bindings. Package vars stay. ok is false when the path
-// cannot be expressed in the caller (a callee-local object). Index keys
+// cannot be expressed in the caller (a callee-local object, or an outer
+// path of a closure, which only its creator can say). Index keys
 // inside the path are rewritten the same way, or the path is not
 // expressible.
 func Rewrite(path string, args, bindings []string) (string, bool) {
+	if _, outer := Outer(path); outer {
+		return "", false // the creator's: see PathIn
+	}
 	root, rest := RootOf(path)
 	var base string
 	if i := ParamIndex(root, "p"); i >= 0 {
@@ -304,3 +308,68 @@ func matching(s string, i int) int {
 
 // GlobalPath is the path of a package var: never rewritten across calls.
 func GlobalPath(v *types.Var) string { return "g:" + lockop.ClassKey(v) }
+
+// PathFrom returns the path, in fn, of the value v of owner, a function
+// enclosing fn (fn is a closure created, directly or through other
+// closures, in owner): see PathIn.
+func (x *Index) PathFrom(fn, owner *ssa.Function, v ssa.Value) string {
+	return x.PathIn(fn, owner, PathOf(owner, v))
+}
+
+// PathIn translates path, relative to owner, into fn, a closure created
+// (directly or through other closures) in owner: through the free
+// variables that carry it down, or as an outer path ("o:"+path) when fn's
+// creator is owner and fn does not capture it. "" when it cannot be said.
+func (x *Index) PathIn(fn, owner *ssa.Function, path string) string {
+	if fn == owner {
+		return path
+	}
+	mc := x.ClosureOf(fn)
+	if mc == nil || mc.Parent() == nil {
+		return ""
+	}
+	outer := x.PathIn(mc.Parent(), owner, path)
+	if outer == "" {
+		return ""
+	}
+	p := IntoClosure(outer, x.BindingPaths(mc))
+	if !Portable(p) || strings.HasPrefix(p, "o:") && mc.Parent() != owner {
+		return ""
+	}
+	return p
+}
+
+// BindingPaths returns the paths, in the creating function, of a
+// closure's bindings.
+func (x *Index) BindingPaths(mc *ssa.MakeClosure) []string {
+	binds := make([]string, len(mc.Bindings))
+	for i, b := range mc.Bindings {
+		binds[i] = PathOf(mc.Parent(), b)
+	}
+	return binds
+}
+
+// IntoClosure rewrites a path of the function creating a closure in terms
+// of the closure's free variables (binds are the bindings' paths). Package
+// vars stay; a path the closure does not capture becomes an outer path,
+// "o:"+path, which means that path of the creating function (a lock the
+// creator holds, a closure's unlock of the creator's lock); an outer path
+// of the creator is not expressible ("v:outer").
+func IntoClosure(path string, binds []string) string {
+	if strings.HasPrefix(path, "g:") {
+		return path
+	}
+	for i, b := range binds {
+		if path == b || strings.HasPrefix(path, b+".") || strings.HasPrefix(path, b+"[") {
+			return "f" + strconv.Itoa(i) + path[len(b):]
+		}
+	}
+	if strings.HasPrefix(path, "o:") {
+		return "v:outer:" + path
+	}
+	return "o:" + path
+}
+
+// Outer returns the creator's path an outer path names, and whether path
+// is one.
+func Outer(path string) (string, bool) { return strings.CutPrefix(path, "o:") }

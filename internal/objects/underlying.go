@@ -226,12 +226,24 @@ func (x *Index) Resolve(fn *ssa.Function, v ssa.Value) (*ssa.Function, ssa.Value
 	for range maxSteps {
 		v = Underlying(v)
 		fv, ok := v.(*ssa.FreeVar)
+		load := false
+		if u, isLoad := v.(*ssa.UnOp); isLoad && u.Op == token.MUL {
+			fv, ok = u.X.(*ssa.FreeVar) // a load of a captured variable's cell
+			load = true
+		}
 		if !ok {
 			return fn, v
 		}
 		parent, b, ok := x.Binding(fn, fv)
 		if !ok {
 			return fn, v
+		}
+		if load {
+			cell, ok := b.(*ssa.Alloc)
+			if !ok || !IsCell(cell) || StoredOnce(cell) == nil {
+				return fn, v
+			}
+			b = StoredOnce(cell)
 		}
 		fn, v = parent, b
 	}
