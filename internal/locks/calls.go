@@ -175,7 +175,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		if w.report && t.exact {
 			w.checkCallDecl(&t, pos, s)
 		}
-		sum := w.e.summaryOf(t.fn)
+		sum := w.summaryFor(&t)
 		if sum == nil {
 			continue
 		}
@@ -287,7 +287,8 @@ func (w *walker) handOff(vals []ssa.Value, s State) State {
 }
 
 // condStep is 0 when the instruction being walked runs on every path to
-// the function's return (its block dominates every returning block), 1
+// the function's return (its block dominates every returning block, or,
+// when some branches are dead, every live path to a return passes it), 1
 // otherwise: one conditional step for the takes it causes.
 func (w *walker) condStep() int {
 	if w.blk == nil {
@@ -304,12 +305,57 @@ func (w *walker) condStep() int {
 			}
 		}
 	}
+	if len(w.dead) > 0 {
+		if w.avoidable(w.blk) {
+			return 1
+		}
+		return 0
+	}
 	for _, r := range w.retBlocks {
 		if !w.blk.Dominates(r) {
 			return 1
 		}
 	}
 	return 0
+}
+
+// markDead records whether the branch p -> b is impossible.
+func (w *walker) markDead(p, b *ssa.BasicBlock, dead bool) {
+	k := [2]int{p.Index, b.Index}
+	if dead {
+		if w.dead == nil {
+			w.dead = map[[2]int]bool{}
+		}
+		w.dead[k] = true
+	} else if w.dead[k] {
+		delete(w.dead, k)
+	}
+}
+
+// avoidable reports whether a return is reachable from the entry over
+// live branches without passing through block b.
+func (w *walker) avoidable(b *ssa.BasicBlock) bool {
+	if b == w.fn.Blocks[0] {
+		return false
+	}
+	seen := make([]bool, len(w.fn.Blocks))
+	work := []*ssa.BasicBlock{w.fn.Blocks[0]}
+	seen[0] = true
+	for len(work) > 0 {
+		cur := work[len(work)-1]
+		work = work[:len(work)-1]
+		if slices.Contains(w.retBlocks, cur) {
+			return true
+		}
+		for _, succ := range cur.Succs {
+			if succ == b || seen[succ.Index] || w.dead[[2]int{cur.Index, succ.Index}] {
+				continue
+			}
+			seen[succ.Index] = true
+			work = append(work, succ)
+		}
+	}
+	return false
 }
 
 // calleeObj returns the object of this function holding the lock a callee

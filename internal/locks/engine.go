@@ -43,6 +43,10 @@ type engine struct {
 	chanCaps     map[string]bool // channel identity -> every make of it is buffered
 	aliases      map[*types.Named][]aliasPair
 	cur          *ssa.Function // the function being walked, for fallback positions
+	// specials: summaries specialized by constant arguments (specialize.go).
+	specials     map[specKey]*funcInfo
+	specializing map[*ssa.Function]bool
+	tested       map[*ssa.Function][]int
 }
 
 // funcInfo is the summary of one function.

@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"go/constant"
 	"go/token"
 	"slices"
 
@@ -40,6 +41,10 @@ type Hold struct {
 	// elsewhere. While that object is private (objects.Index.Private) no
 	// other goroutine can hold its lock: it orders nothing.
 	Obj ssa.Value
+	// tagKey, tagVal: a maybe-hold held exactly where condition tagKey
+	// equals tagVal (see cond.go); "" when untagged.
+	tagKey string
+	tagVal constant.Value
 }
 
 // deferred is one pending defer, replayed at RunDefers in reverse order.
@@ -58,6 +63,7 @@ type State struct {
 	// outer: a lock held by the caller was released on this path; takes
 	// after it are not reported as taken while the caller holds its locks.
 	outer bool
+	facts []fact // condition values the branches taken say (cond.go), sorted by key
 }
 
 func (s State) find(path string) (Hold, bool) {
@@ -92,6 +98,16 @@ func (s State) without(path string) State {
 	return s
 }
 
+// drop forgets a hold that is not held on this path after all (a tagged
+// maybe-hold on the branch where its condition fails).
+func (s State) drop(path string) State {
+	i, ok := slices.BinarySearchFunc(s.holds, path, func(x Hold, p string) int { return cmp(x.Path, p) })
+	if ok {
+		s.holds = slices.Delete(slices.Clone(s.holds), i, i+1)
+	}
+	return s
+}
+
 func (s State) wasReleased(path string) bool {
 	_, ok := slices.BinarySearch(s.released, path)
 	return ok
@@ -122,20 +138,17 @@ func join2(a, b State, aBack, bBack bool) State {
 	for i < len(a.holds) || j < len(b.holds) {
 		switch {
 		case j == len(b.holds) || i < len(a.holds) && a.holds[i].Path < b.holds[j].Path:
-			h := a.holds[i]
-			h.Maybe, h.Loop = true, h.Loop || aBack
-			holds = append(holds, h)
+			holds = append(holds, oneSided(a.holds[i], a, b, aBack))
 			i++
 		case i == len(a.holds) || b.holds[j].Path < a.holds[i].Path:
-			h := b.holds[j]
-			h.Maybe, h.Loop = true, h.Loop || bBack
-			holds = append(holds, h)
+			holds = append(holds, oneSided(b.holds[j], b, a, bBack))
 			j++
 		default:
-			h := a.holds[i]
-			h.Maybe = h.Maybe || b.holds[j].Maybe
-			h.Loop = h.Loop || b.holds[j].Loop
-			h.Shared = h.Shared || b.holds[j].Shared
+			h, o := a.holds[i], b.holds[j]
+			h.Maybe = h.Maybe || o.Maybe
+			h.Loop = h.Loop || o.Loop
+			h.Shared = h.Shared || o.Shared
+			h.tagKey, h.tagVal = bothSidedTag(a.holds[i], a, o, b)
 			holds = append(holds, h)
 			i++
 			j++
@@ -148,7 +161,55 @@ func join2(a, b State, aBack, bBack bool) State {
 		}
 	}
 	out.defers = joinDefers(a.defers, b.defers)
+	for _, f := range a.facts {
+		if v, ok := b.known(f.key); ok && constant.Compare(v, token.EQL, f.val) {
+			out.facts = append(out.facts, f)
+		}
+	}
 	return out
+}
+
+// oneSided is a hold that arrives from side in only: maybe-held, tagged
+// with a condition whose value tells the sides apart, when there is one.
+func oneSided(h Hold, in, other State, back bool) Hold {
+	h.Loop = h.Loop || back
+	if h.Maybe && h.tagKey != "" {
+		if v, ok := other.known(h.tagKey); ok && !constant.Compare(v, token.EQL, h.tagVal) {
+			return h // its condition fails on the other side too
+		}
+	}
+	h.Maybe, h.tagKey, h.tagVal = true, "", nil
+	if h.Loop {
+		return h
+	}
+	for _, f := range in.facts {
+		if v, ok := other.known(f.key); ok && !constant.Compare(v, token.EQL, f.val) {
+			h.tagKey, h.tagVal = f.key, f.val
+			return h
+		}
+	}
+	return h
+}
+
+// bothSidedTag is the tag of a hold arriving from both sides: kept when
+// both agree, or when one side holds it for sure and knows the other's
+// condition true.
+func bothSidedTag(a Hold, as State, b Hold, bs State) (string, constant.Value) {
+	switch {
+	case !a.Maybe && !b.Maybe:
+		return "", nil
+	case a.tagKey == b.tagKey && a.tagKey != "" && constant.Compare(a.tagVal, token.EQL, b.tagVal):
+		return a.tagKey, a.tagVal
+	case !a.Maybe && b.tagKey != "":
+		if v, ok := as.known(b.tagKey); ok && constant.Compare(v, token.EQL, b.tagVal) {
+			return b.tagKey, b.tagVal
+		}
+	case !b.Maybe && a.tagKey != "":
+		if v, ok := bs.known(a.tagKey); ok && constant.Compare(v, token.EQL, a.tagVal) {
+			return a.tagKey, a.tagVal
+		}
+	}
+	return "", nil
 }
 
 // joinDefers keeps defers registered on both sides in order, and those
@@ -182,7 +243,7 @@ func joinDefers(a, b []deferred) []deferred {
 
 func (s State) equal(t State) bool {
 	return slices.Equal(s.holds, t.holds) && slices.Equal(s.released, t.released) &&
-		slices.Equal(s.defers, t.defers) && s.outer == t.outer
+		slices.Equal(s.defers, t.defers) && s.outer == t.outer && slices.Equal(s.facts, t.facts)
 }
 
 func remove(xs []string, x string) []string {

@@ -26,6 +26,9 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		imported:     map[*ssa.Function]*funcInfo{},
 		classVars:    map[string]*types.Var{},
 		closureEntry: map[*ssa.Function]*State{},
+		specials:     map[specKey]*funcInfo{},
+		specializing: map[*ssa.Function]bool{},
+		tested:       map[*ssa.Function][]int{},
 		guards:       map[*types.Var]*guard{},
 		impls:        map[*types.Func][]*ssa.Function{},
 	}
@@ -51,6 +54,8 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 			}
 		}
 	}
+	// Specializations made while summaries were incomplete are redone.
+	clear(e.specials)
 	// Checks top-down in source order, so that a closure is checked after
 	// its parent recorded the state it is created in.
 	for _, fn := range p.Funcs {

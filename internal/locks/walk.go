@@ -35,6 +35,9 @@ type walker struct {
 	// once per loop iteration): its unlock proves no double unlock.
 	maybeDefer bool
 	targetBuf  []target // scratch for targets
+	// dead: branches found impossible (cond.go), by predecessor and
+	// successor index; nil while there is none.
+	dead map[[2]int]bool
 }
 
 type retState struct {
@@ -106,7 +109,12 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 		if !done[p.Index] {
 			continue
 		}
-		ins = append(ins, w.edgeState(p, b, out[p.Index]))
+		es, live := w.edgeState(p, b, out[p.Index])
+		w.markDead(p, b, !live)
+		if !live {
+			continue // a branch that cannot be taken
+		}
+		ins = append(ins, es)
 		back = append(back, b.Dominates(p))
 	}
 	if len(ins) == 0 {
@@ -167,12 +175,16 @@ func (w *walker) rootValue(path string) ssa.Instruction {
 	return w.values[name]
 }
 
-// edgeState refines the state leaving p towards b: on the branch where a
-// TryLock succeeded the lock is held.
-func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) State {
+// edgeState refines the state leaving p towards b by the branch taken
+// (cond.go), and on the branch where a TryLock succeeded the lock is held.
+// live is false for a branch that cannot be taken.
+func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) (_ State, live bool) {
 	ifi, ok := p.Instrs[len(p.Instrs)-1].(*ssa.If)
 	if !ok || len(p.Succs) != 2 || p.Succs[0] == p.Succs[1] {
-		return s
+		return s, true
+	}
+	if s, live = w.branch(ifi, p.Succs[0] == b, s); !live {
+		return s, false
 	}
 	cond, negated := ifi.Cond, false
 	for {
@@ -184,22 +196,22 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) State {
 	}
 	call, ok := cond.(*ssa.Call)
 	if !ok {
-		return s
+		return s, true
 	}
 	op, lv := lockop.Classify(call.Common())
 	if op != lockop.TryLock && op != lockop.TryRLock {
-		return s
+		return s, true
 	}
 	if (p.Succs[0] == b) == negated {
-		return s // the failure branch
+		return s, true // the failure branch
 	}
 	h := w.holdOf(lv, op.Shared(), call.Pos())
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++ // a successful re-entrant TryRLock: one more unlock due
-		return s.with(old)
+		return s.with(old), true
 	}
 	h.Try = true
-	return s.with(h)
+	return s.with(h), true
 }
 
 func (w *walker) block(b *ssa.BasicBlock, s State) State {
