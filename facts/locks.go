@@ -14,16 +14,22 @@ type LockSummary struct {
 	// with where, so a caller holding L records the edge L -> class.
 	Takes []Take
 	// Effects is the net effect on the caller's locks, with classes, in
-	// the order acquires then releases, each sorted by Path.
+	// the order acquires, releases, try-acquires, each sorted by Path.
 	Effects []Effect
 }
 
 // Effect is one lock a function leaves held (Release false) or releases.
+// With Try, it is left held exactly when the function reports success:
+// result Result is nil (Nil) or not nil (a try-acquire, as bbolt's
+// beginTx returning the transaction that holds the lock).
 type Effect struct {
 	Path    string // "recv.mu", "param1.mu" or "g:pkgpath.var"
 	Class   string // lock class key
 	Shared  bool
 	Release bool
+	Try     bool
+	Result  int
+	Nil     bool
 }
 
 // Take is one lock class acquired inside a function.

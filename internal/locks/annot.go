@@ -141,11 +141,12 @@ func (w *walker) finishReturns() {
 			released[p] = true
 		}
 	}
+	w.info.tries = w.tryAcquired()
 	for _, r := range w.rets {
 		for _, h := range r.state.holds {
 			_, atEntry := w.entry.find(h.Path)
 			_, declared := mustHold[h.Path]
-			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && released[h.Path] && !w.fresh(h.Path) {
+			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && released[h.Path] && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && !w.successReturn(r) {
 				w.e.find(r.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
 					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
 			}

@@ -201,6 +201,9 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				s = s.without(p)
 			}
 		}
+		if c, ok := w.at.(*ssa.Call); ok && len(sum.tries) > 0 {
+			s = w.applyTryAcquires(&t, sum, c, s)
+		}
 		for _, a := range sum.acquires {
 			if p, ok := t.rewrite(w.fn, a.Path); ok {
 				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)

@@ -82,10 +82,13 @@ func (w *walker) condTest(cond ssa.Value) (test, bool) {
 			x, k = k, x
 		}
 		kc, ok := k.(*ssa.Const)
-		if !ok || kc.Value == nil {
+		if !ok {
 			return test{}, false
 		}
 		t.key, t.val = w.condKey(x), kc.Value
+		if kc.Value == nil {
+			t.val = nilConst
+		}
 		if c.Op == token.NEQ {
 			t.eq = !t.eq
 		}
@@ -146,12 +149,20 @@ func (w *walker) branch(ifi *ssa.If, taken bool, s State) (State, bool) {
 		if !h.Maybe || h.tagKey != t.key {
 			continue
 		}
-		match := constant.Compare(h.tagVal, token.EQL, t.val)
-		switch {
-		case holds && match:
-			h.Maybe, h.Loop, h.tagKey, h.tagVal = false, false, "", nil
+		// What this edge says of the tag's equation key == tagVal.
+		var eq bool
+		switch match := constant.Compare(h.tagVal, token.EQL, t.val); {
+		case match:
+			eq = holds
+		case holds:
+			eq = false // key is another value
+		default:
+			continue // key differs from t.val: says nothing of tagVal
+		}
+		if eq != h.tagNeg {
+			h.Maybe, h.Loop, h.tagKey, h.tagVal, h.tagNeg = false, false, "", nil, false
 			s = s.with(h)
-		case holds && !match, !holds && match:
+		} else {
 			s = s.drop(h.Path)
 		}
 	}

@@ -54,6 +54,7 @@ type funcInfo struct {
 	takes    []take
 	acquires []Hold // held on every return, taken inside (paths relative to the function)
 	releases []Hold // the caller's locks it unlocks
+	tries    []tryAcquire // held on return exactly when it reports success
 	chans    []chanOp
 }
 

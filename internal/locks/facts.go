@@ -104,9 +104,12 @@ func (e *engine) importedSummary(fn *ssa.Function) *funcInfo {
 		if h.Path == "" {
 			continue
 		}
-		if ef.Release {
+		switch {
+		case ef.Try:
+			info.tries = append(info.tries, tryAcquire{Hold: h, Result: ef.Result, Nil: ef.Nil})
+		case ef.Release:
 			info.releases = append(info.releases, h)
-		} else {
+		default:
 			info.acquires = append(info.acquires, h)
 		}
 	}
@@ -157,13 +160,16 @@ func (e *engine) privateLeaves() map[string]bool {
 				delete(leaves, h.Class)
 			}
 		}
+		for _, t := range info.tries {
+			delete(leaves, t.Class)
+		}
 	}
 	return leaves
 }
 
 func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 	info := e.infos[fn]
-	if info == nil || len(info.takes)+len(info.acquires)+len(info.releases) == 0 {
+	if info == nil || len(info.takes)+len(info.acquires)+len(info.releases)+len(info.tries) == 0 {
 		return nil
 	}
 	ls := &facts.LockSummary{}
@@ -209,6 +215,14 @@ func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 	}
 	add(info.acquires, false)
 	add(info.releases, true)
+	var tries []facts.Effect
+	for _, t := range info.tries {
+		if p := toDeclPath(fn, t.Path); p != "" {
+			tries = append(tries, facts.Effect{Path: p, Class: t.Class, Shared: t.Shared, Try: true, Result: t.Result, Nil: t.Nil})
+		}
+	}
+	sort.Slice(tries, func(i, j int) bool { return tries[i].Path < tries[j].Path })
+	ls.Effects = append(ls.Effects, tries...)
 	if len(ls.Takes)+len(ls.Effects) == 0 {
 		return nil
 	}

@@ -41,10 +41,12 @@ type Hold struct {
 	// elsewhere. While that object is private (objects.Index.Private) no
 	// other goroutine can hold its lock: it orders nothing.
 	Obj ssa.Value
-	// tagKey, tagVal: a maybe-hold held exactly where condition tagKey
-	// equals tagVal (see cond.go); "" when untagged.
+	// tagKey, tagVal, tagNeg: a maybe-hold held exactly where condition
+	// tagKey equals tagVal (differs from it, with tagNeg); see cond.go.
+	// "" when untagged.
 	tagKey string
 	tagVal constant.Value
+	tagNeg bool
 }
 
 // deferred is one pending defer, replayed at RunDefers in reverse order.
@@ -148,7 +150,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			h.Maybe = h.Maybe || o.Maybe
 			h.Loop = h.Loop || o.Loop
 			h.Shared = h.Shared || o.Shared
-			h.tagKey, h.tagVal = bothSidedTag(a.holds[i], a, o, b)
+			h.tagKey, h.tagVal, h.tagNeg = bothSidedTag(a.holds[i], a, o, b)
 			holds = append(holds, h)
 			i++
 			j++
@@ -174,11 +176,11 @@ func join2(a, b State, aBack, bBack bool) State {
 func oneSided(h Hold, in, other State, back bool) Hold {
 	h.Loop = h.Loop || back
 	if h.Maybe && h.tagKey != "" {
-		if v, ok := other.known(h.tagKey); ok && !constant.Compare(v, token.EQL, h.tagVal) {
+		if v, ok := other.known(h.tagKey); ok && constant.Compare(v, token.EQL, h.tagVal) == h.tagNeg {
 			return h // its condition fails on the other side too
 		}
 	}
-	h.Maybe, h.tagKey, h.tagVal = true, "", nil
+	h.Maybe, h.tagKey, h.tagVal, h.tagNeg = true, "", nil, false
 	if h.Loop {
 		return h
 	}
@@ -194,22 +196,23 @@ func oneSided(h Hold, in, other State, back bool) Hold {
 // bothSidedTag is the tag of a hold arriving from both sides: kept when
 // both agree, or when one side holds it for sure and knows the other's
 // condition true.
-func bothSidedTag(a Hold, as State, b Hold, bs State) (string, constant.Value) {
+func bothSidedTag(a Hold, as State, b Hold, bs State) (string, constant.Value, bool) {
 	switch {
 	case !a.Maybe && !b.Maybe:
-		return "", nil
-	case a.tagKey == b.tagKey && a.tagKey != "" && constant.Compare(a.tagVal, token.EQL, b.tagVal):
-		return a.tagKey, a.tagVal
-	case !a.Maybe && b.tagKey != "":
-		if v, ok := as.known(b.tagKey); ok && constant.Compare(v, token.EQL, b.tagVal) {
-			return b.tagKey, b.tagVal
-		}
-	case !b.Maybe && a.tagKey != "":
-		if v, ok := bs.known(a.tagKey); ok && constant.Compare(v, token.EQL, a.tagVal) {
-			return a.tagKey, a.tagVal
-		}
+	case a.tagKey != "" && a.tagKey == b.tagKey && a.tagNeg == b.tagNeg && constant.Compare(a.tagVal, token.EQL, b.tagVal):
+		return a.tagKey, a.tagVal, a.tagNeg
+	case !a.Maybe && b.tagKey != "" && as.satisfies(b):
+		return b.tagKey, b.tagVal, b.tagNeg
+	case !b.Maybe && a.tagKey != "" && bs.satisfies(a):
+		return a.tagKey, a.tagVal, a.tagNeg
 	}
-	return "", nil
+	return "", nil, false
+}
+
+// satisfies reports whether s knows h's tag condition to hold.
+func (s State) satisfies(h Hold) bool {
+	v, ok := s.known(h.tagKey)
+	return ok && constant.Compare(v, token.EQL, h.tagVal) != h.tagNeg
 }
 
 // joinDefers keeps defers registered on both sides in order, and those

@@ -32,7 +32,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		// The recover block's return ends a panicking path: not a leak.
 		s = w.handOff(in.Results, s)
 		if w.final && in.Block() != w.fn.Recover {
-			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s})
+			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, results: in.Results})
 		}
 	case *ssa.MakeClosure:
 		if w.report {

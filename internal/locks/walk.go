@@ -41,8 +41,9 @@ type walker struct {
 }
 
 type retState struct {
-	pos   token.Pos
-	state State
+	pos     token.Pos
+	state   State
+	results []ssa.Value
 }
 
 // maxRounds bounds the fixpoint: the lattice is finite (paths come from
