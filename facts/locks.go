@@ -89,6 +89,10 @@ type Edge struct {
 	FromSub, ToSub string
 	// Witness describes where: "pkg.Func: a.go:10 holds From, a.go:12 takes To".
 	Witness string
+	// Test: witnessed in a _test.go file. Must: To is taken for sure once
+	// the witness gets there (the evidence a cycle of three or more locks
+	// needs to be reported).
+	Test, Must bool
 }
 
 func (*LockEdges) AFact() {}

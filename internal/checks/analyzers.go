@@ -66,10 +66,18 @@ var lockorderChecks = []Check{
 	{
 		Category: "lock-order", Analyzer: "lockorder", Level: Error,
 		Title: "Lock-order inversion",
-		Text:  "A cycle in the acquired-while-holding graph of lock classes (the field or package variable declaring each lock), within a function, across functions or across packages: two goroutines taking the locks in opposite orders can deadlock. Reported once, with both witness paths.",
+		Text:  "A cycle in the acquired-while-holding graph of lock classes (the field or package variable declaring each lock, refined by the field an object was reached through), within a function, across functions or across packages: two goroutines taking the locks in opposite orders can deadlock. Locks of objects the function created and has not yet published order nothing. Cycles that share an edge are reported once, at the acquisition that closes the most of them, with the others as related information; a cycle of three or more locks is reported only when every edge is a certain take. An ignore at any witness of the cycle silences it.",
 		Wrong: "func (a *A) f() { a.mu.Lock(); a.b.mu.Lock() /* ... */ }\nfunc (b *B) g() { b.mu.Lock(); b.a.mu.Lock() /* ... */ }",
 		Right: "func (a *A) f() { a.mu.Lock(); a.b.mu.Lock() /* ... */ }\nfunc (b *B) g() { b.a.mu.Lock(); b.mu.Lock() /* ... */ }",
 		Fix:   "Pick one order for the two lock classes, take them in that order everywhere, and record it with //confined:before so a regression is reported at the offending Lock.",
+	},
+	{
+		Category: "lock-order-test", Analyzer: "lockorder", Level: Warning,
+		Title: "Lock-order inversion that needs test code",
+		Text:  "A lock-order cycle one of whose edges is witnessed only in a _test.go file: production code alone cannot deadlock this way, but the test can (a test that freezes a structure by taking its locks in another order). Reported at the test's acquisition.",
+		Wrong: "func (p *P) Work() { p.m.Lock(); p.n.Lock() /* ... */ }\n\nfunc TestX(t *testing.T) { go p.Work(); p.n.Lock(); p.m.Lock() }",
+		Right: "func TestX(t *testing.T) { go p.Work(); p.m.Lock(); p.n.Lock() }",
+		Fix:   "Take the locks in the test in the order production code uses.",
 	},
 	{
 		Category: "before-order", Analyzer: "lockorder", Level: Error,

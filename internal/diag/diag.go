@@ -26,6 +26,10 @@ type Finding struct {
 	// shown as related information at its position.
 	Chain []Hop
 	Fixes []analysis.SuggestedFix
+	// Also are other positions that name the same problem (the other
+	// witnesses of a lock-order cycle): a //confined:ignore at any of
+	// them silences the finding too.
+	Also []token.Pos
 }
 
 // Hop is one step of a chain.
@@ -121,6 +125,12 @@ func (r *Reporter) Report(f Finding) {
 	if ig := r.ignoreFor(pos); ig != nil {
 		r.used[ig] = true
 		return
+	}
+	for _, p := range f.Also {
+		if ig := r.ignoreFor(p); ig != nil && p.IsValid() {
+			r.used[ig] = true
+			return
+		}
 	}
 	msg := f.Message + " [" + f.Rule + "]"
 	key := r.pass.Fset.Position(pos).String() + msg

@@ -243,7 +243,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			}
 		}
 		if w.report {
-			w.edgesTo(s, h, pos, via)
+			w.edgesTo(s, h, pos, via, t.exact && tk.cond == 0)
 		}
 		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: tk.cond + step, Sub: h.Sub})
 	}

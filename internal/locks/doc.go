@@ -76,10 +76,16 @@
 //     inversion; messages keep naming the class.
 //   - Edges are exported as the package's own; the facts of every
 //     transitive dependency are visible to the analysis (AllPackageFacts),
-//     so a cycle across packages is found where it closes. Each cycle is
-//     reported once, at the latest acquisition observed in the package.
-//     A cycle through an edge that breaks a declared `before` order is
-//     reported as [before-order] only.
+//     so a cycle across packages is found where it closes. One witness
+//     per edge, chosen by rule (production before test, certain before
+//     possible, earliest position), not by walk order. Cycles are grouped
+//     by shared edges and reported at the edge closing the most of them
+//     (cycles.go); ties go to the latest acquisition. A cycle of three or
+//     more locks needs every edge certain; a cycle that needs an edge seen
+//     only in a _test.go file is [lock-order-test]. A cycle through an
+//     edge that breaks a declared `before` order is reported as
+//     [before-order] only. An ignore at any local witness of a cycle
+//     silences it.
 //   - Facts leave out private leaf classes (facts.go, privateLeaves): a
 //     lock declared by an unexported var or field of the package, never
 //     left held or released for a caller, with no edge out of it. No

@@ -32,7 +32,7 @@ type engine struct {
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
 	edges        []edge
-	edgeSeen     map[edgeKey]bool // the edges already recorded
+	edgeAt       map[edgeKey]int // index in edges of each key's witness
 	leaves       map[string]bool  // privateLeaves, left out of the facts
 	findings     []diag.Finding
 	impls        map[*types.Func][]*ssa.Function
@@ -176,6 +176,13 @@ func (e *engine) find(pos token.Pos, rule, msg string, chain ...diag.Hop) {
 		fallback = e.cur.Pos()
 	}
 	e.findings = append(e.findings, diag.Finding{Pos: pos, Fallback: fallback, Rule: rule, Message: msg, Chain: chain})
+}
+
+// findAlso records a finding that other positions (a cycle's other
+// witnesses) also name: an ignore at any of them silences it.
+func (e *engine) findAlso(pos token.Pos, rule, msg string, also []token.Pos, chain ...diag.Hop) {
+	e.find(pos, rule, msg, chain...)
+	e.findings[len(e.findings)-1].Also = also
 }
 
 // at renders a position as "file.go:12".

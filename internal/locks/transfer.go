@@ -74,7 +74,7 @@ func (w *walker) acquire(h Hold, s State) State {
 		w.reportRelock(old, h, h.Pos, "")
 	}
 	if w.report {
-		w.edgesTo(s, h, h.Pos, nil)
+		w.edgesTo(s, h, h.Pos, nil, true)
 	}
 	if w.final {
 		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, cond: w.condStep(), Sub: h.Sub})
