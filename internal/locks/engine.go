@@ -33,7 +33,7 @@ type engine struct {
 	closureEntry map[*ssa.Function]*State
 	edges        []edge
 	edgeAt       map[edgeKey]int // index in edges of each key's witness
-	leaves       map[string]bool  // privateLeaves, left out of the facts
+	leaves       map[string]bool // privateLeaves, left out of the facts
 	findings     []diag.Finding
 	impls        map[*types.Func][]*ssa.Function
 	convs        []conversion    // MakeInterface of named types (scanConversions)
@@ -52,8 +52,8 @@ type engine struct {
 // funcInfo is the summary of one function.
 type funcInfo struct {
 	takes    []take
-	acquires []Hold // held on every return, taken inside (paths relative to the function)
-	releases []Hold // the caller's locks it unlocks
+	acquires []Hold       // held on every return, taken inside (paths relative to the function)
+	releases []Hold       // the caller's locks it unlocks
 	tries    []tryAcquire // held on return exactly when it reports success
 	chans    []chanOp
 }
