@@ -116,10 +116,17 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 	}
 	var mine map[*roots.Root]bool // the roots fn runs on, when first needed
 	for _, h := range s.holds {
+		// A read lock blocks the unblocker only if it write-locks, or if a
+		// writer (anywhere) may be waiting: then its read lock queues too.
+		m := takeMode{class: h.Class}
+		if h.Shared {
+			m.exclusive, m.writer = true, w.e.writerOf(h.Class)
+			m.orShared = m.writer != ""
+		}
 		// No started goroutine at all (fn's own not excluded) could unblock
 		// ops while taking the class: no finding, and no need to work out
 		// fn's contexts, a propagation over every root of the package.
-		if h.Maybe || h.Class == "" || w.e.startedTaking(ops, h.Class, nil, w.fn) == nil {
+		if h.Maybe || h.Class == "" || w.e.startedTaking(ops, m, nil, w.fn) == nil {
 			continue
 		}
 		if mine == nil {
@@ -128,11 +135,54 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 				mine[r.Root] = true
 			}
 		}
-		if r := w.e.peerTaking(ops, h.Class, mine, w.fn); r != nil {
-			w.e.find(instr.Pos(), "blocking-held", h.Name+" (taken at "+w.e.at(h.Pos)+") is held across a "+what+"; "+r.Describe()+", which would unblock it, also takes "+h.Name,
-				diag.Hop{Pos: r.Pos, What: r.Describe() + " starts here"})
+		if r := w.e.peerTaking(ops, m, mine, w.fn); r != nil {
+			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + what + "; " + r.Describe() + ", which would unblock it, also takes " + h.Name
+			if h.Shared && m.writer != "" && !w.e.writeLocks(r, h.Class) {
+				msg += " (read-locked, but " + m.writer + " write-locks it: a waiting writer makes every later RLock wait)"
+			}
+			w.e.find(instr.Pos(), "blocking-held", msg, diag.Hop{Pos: r.Pos, What: r.Describe() + " starts here"})
 		}
 	}
+}
+
+// takeMode says which takes of a class would block on the held lock:
+// any take (an exclusive hold), or, for a read hold, exclusive takes and,
+// when a writer exists (named by writer), shared ones too.
+type takeMode struct {
+	class     string
+	exclusive bool // only exclusive takes block...
+	orShared  bool // ...or shared ones too, behind a waiting writer
+	writer    string
+}
+
+func (m takeMode) blocks(ts []take) bool {
+	for _, t := range ts {
+		if t.Class == m.class && (!m.exclusive || !t.Shared || m.orShared) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeLocks reports whether the goroutine started at r write-locks class.
+func (e *engine) writeLocks(r *roots.Root, class string) bool {
+	info := e.infos[r.Func]
+	return info != nil && (takeMode{class: class, exclusive: true}).blocks(info.takes)
+}
+
+// writerOf names a function of the package that write-locks class, ""
+// when none does.
+func (e *engine) writerOf(class string) string {
+	for _, fn := range e.p.Funcs {
+		if info := e.infos[fn]; info != nil {
+			for _, t := range info.takes {
+				if t.Class == class && !t.Shared && t.Via == nil {
+					return e.funcName(fn)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // peerTaking finds a started goroutine, other than the ones fn runs on,
@@ -143,23 +193,23 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 // time.AfterFunc callback that only closes the channel) unblocks it while
 // the lock is held, whatever the others do. Roots of every kind count for
 // that, exported functions included.
-func (e *engine) peerTaking(ops []chanOp, class string, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
+func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		info := e.infos[r.Func]
 		if info == nil || mine[r] || r.Func == fn {
 			continue
 		}
-		if hasOpposite(info.chans, ops) && !takesClass(info.takes, class) {
+		if hasOpposite(info.chans, ops) && !m.blocks(info.takes) {
 			return nil
 		}
 	}
-	return e.startedTaking(ops, class, mine, fn)
+	return e.startedTaking(ops, m, mine, fn)
 }
 
 // startedTaking returns the first started goroutine (not an exported
 // function's unknown callers), other than fn and the roots in mine, that
 // performs the opposite operation of one of ops and takes class.
-func (e *engine) startedTaking(ops []chanOp, class string, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
+func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		switch r.Kind {
 		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
@@ -170,7 +220,7 @@ func (e *engine) startedTaking(ops []chanOp, class string, mine map[*roots.Root]
 		if info == nil || mine[r] || r.Func == fn {
 			continue
 		}
-		if hasOpposite(info.chans, ops) && takesClass(info.takes, class) {
+		if hasOpposite(info.chans, ops) && m.blocks(info.takes) {
 			return r
 		}
 	}
@@ -188,14 +238,6 @@ func hasOpposite(have, ops []chanOp) bool {
 	return false
 }
 
-func takesClass(ts []take, class string) bool {
-	for _, t := range ts {
-		if t.Class == class {
-			return true
-		}
-	}
-	return false
-}
 
 // chanKey identifies the channel or WaitGroup v: "" when unknown or fed
 // by the runtime (timers, contexts).

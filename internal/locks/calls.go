@@ -289,6 +289,34 @@ func (w *walker) handOff(vals []ssa.Value, s State) State {
 	return s
 }
 
+// goHandOff applies the releases of a function started by a go statement
+// on a static callee (go s.finish(), where finish unlocks s.mu): the new
+// goroutine takes the unlock over, so the lock no longer counts as held
+// here, nor as released.
+func (w *walker) goHandOff(call *ssa.CallCommon, s State) State {
+	if _, isClosure := call.Value.(*ssa.MakeClosure); isClosure {
+		return s // handOff's case
+	}
+	for _, t := range w.targets(call) {
+		if !t.exact {
+			continue
+		}
+		sum := w.e.summaryOf(t.fn)
+		if sum == nil {
+			continue
+		}
+		for _, r := range sum.releases {
+			if p, ok := t.rewrite(w.fn, r.Path); ok {
+				if _, held := s.find(p); held {
+					s = s.without(p)
+					s.released = remove(s.released, p)
+				}
+			}
+		}
+	}
+	return s
+}
+
 // condStep is 0 when the instruction being walked runs on every path to
 // the function's return (its block dominates every returning block, or,
 // when some branches are dead, every live path to a return passes it), 1

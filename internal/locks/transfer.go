@@ -19,7 +19,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 	case *ssa.Go:
 		// Runs on another goroutine: no effect on this one's locks, except
 		// that a goroutine unlocking our lock takes that unlock over.
-		return w.handOff([]ssa.Value{in.Call.Value}, s)
+		return w.goHandOff(&in.Call, w.handOff([]ssa.Value{in.Call.Value}, s))
 	case *ssa.Call:
 		if op, lv := lockop.Classify(in.Common()); op != lockop.None {
 			return w.lockOp(op, lv, in.Pos(), s)
