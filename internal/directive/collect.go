@@ -118,16 +118,34 @@ func (c *collector) place(it item) {
 		return
 	}
 	for _, t := range st.targets {
-		if at := t.placement(st.kind); spec.places&at == 0 {
-			c.misplaced(d, spec.places, at, t.what(st))
-			continue
-		}
-		if t.obj == nil {
-			continue // no type information to attach to
-		}
-		if rd, ok := c.resolve(d, t, st.file); ok {
-			c.attach(t, rd)
-		}
+		n := len(c.set.Problems)
+		c.placeOn(d, t, st, spec)
+		c.relateToDecl(n, t)
+	}
+}
+
+// relateToDecl names target t as the declaration of the problems from
+// index n on (checklocks reports them there; they stay on the comment).
+func (c *collector) relateToDecl(n int, t target) {
+	if t.obj == nil {
+		return
+	}
+	for i := n; i < len(c.set.Problems); i++ {
+		c.set.Problems[i].Decl, c.set.Problems[i].DeclName = t.obj.Pos(), t.obj.Name()
+	}
+}
+
+// placeOn attaches d to one target of its site.
+func (c *collector) placeOn(d Directive, t target, st *site, spec verbSpec) {
+	if at := t.placement(st.kind); spec.places&at == 0 {
+		c.misplaced(d, spec.places, at, t.what(st))
+		return
+	}
+	if t.obj == nil {
+		return // no type information to attach to
+	}
+	if rd, ok := c.resolve(d, t, st.file); ok {
+		c.attach(t, rd)
 	}
 }
 
@@ -135,7 +153,17 @@ func (c *collector) place(it item) {
 // declaration; elsewhere it covers one line.
 func (c *collector) placeIgnore(it item, st *site) {
 	d := it.d
-	ig := &IgnoreComment{Pos: d.Pos, Reason: d.Reason}
+	if st.kind == siteField && strings.HasPrefix(d.Spelling, "+") {
+		// On a field, +checklocksignore is a property of the field (no
+		// atomic checks, no inference), not a suppression.
+		for _, t := range st.targets {
+			if t.obj != nil {
+				c.attach(t, d)
+			}
+		}
+		return
+	}
+	ig := &IgnoreComment{Pos: d.Pos, Reason: d.Reason, Spelling: d.Spelling}
 	if strings.HasPrefix(d.Spelling, "+") {
 		// The checklocks spelling silences lockorder, checklocks' successor, only.
 		ig.Analyzers = []string{LockOrder}
@@ -264,5 +292,7 @@ func (c *collector) finish() {
 	})
 	// One directive on several names (var a, b int) reports a shared
 	// problem once.
-	c.set.Problems = slices.Compact(c.set.Problems)
+	c.set.Problems = slices.CompactFunc(c.set.Problems, func(a, b Problem) bool {
+		return a.Pos == b.Pos && a.End == b.End && a.Analyzer == b.Analyzer && a.Category == b.Category && a.Message == b.Message
+	})
 }
