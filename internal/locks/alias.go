@@ -17,7 +17,13 @@ import (
 // Only the package's own alias directives are known (facts do not carry
 // the second path).
 
-type aliasPair struct{ from, to []string }
+type aliasPair struct {
+	from, to []string
+	// Where it is declared, for the redundancy check (aliascheck.go).
+	dir      directive.Directive
+	fromPart []part // from and to with the struct type each selection is in
+	toPart   []part
+}
 
 // part is one field selection of a path, with the named struct it selects
 // from (nil when unknown).
@@ -42,7 +48,8 @@ func (e *engine) scanAliases() {
 		}
 		for _, d := range ds {
 			if d.Verb == directive.Alias && d.Lock != nil && d.AliasOf != nil {
-				e.aliases[n] = append(e.aliases[n], aliasPair{fieldNames(d.Lock), fieldNames(d.AliasOf)})
+				e.aliases[n] = append(e.aliases[n], aliasPair{from: fieldNames(d.Lock), to: fieldNames(d.AliasOf),
+					dir: d, fromPart: typedParts(n, d.Lock), toPart: typedParts(n, d.AliasOf)})
 			}
 		}
 	}
@@ -109,6 +116,14 @@ func splitPath(fn *ssa.Function, v ssa.Value) (string, []part) {
 			rev = append(rev, part{fieldName(x.X.Type(), x.Field), namedOf(x.X.Type())})
 			v = x.X
 			continue
+		case *ssa.IndexAddr:
+			rev = append(rev, part{name: "[" + indexName(fn, x.Index) + "]"})
+			v = x.X
+			continue
+		case *ssa.Index:
+			rev = append(rev, part{name: "[" + indexName(fn, x.Index) + "]"})
+			v = x.X
+			continue
 		case *ssa.UnOp:
 			if x.Op == token.MUL {
 				v = x.X
@@ -125,6 +140,21 @@ func splitPath(fn *ssa.Function, v ssa.Value) (string, []part) {
 	}
 	slices.Reverse(rev)
 	return rootName(fn, v), rev
+}
+
+// indexName names an index inside a path, so that s.a[i].mu and
+// s.a[i].f meet: a constant by its value, a package var by its path, any
+// other value by its path qualified with the function, so that it never
+// matches a caller's or callee's index after a path is rewritten.
+func indexName(fn *ssa.Function, v ssa.Value) string {
+	if c, ok := v.(*ssa.Const); ok {
+		return c.Value.String()
+	}
+	p := pathOf(fn, v)
+	if strings.HasPrefix(p, "g:") {
+		return p
+	}
+	return p + "@" + fn.String()
 }
 
 func namedOf(t types.Type) *types.Named {

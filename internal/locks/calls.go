@@ -145,10 +145,13 @@ func fieldVar(fa *ssa.FieldAddr) *types.Var {
 
 // call applies the effect of a non-lock call.
 func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
+	if w.report {
+		w.e.recordClosureCall(w.fn, call, s)
+	}
 	s = w.handOff(call.Args, s)
 	for _, t := range w.targets(call) {
 		if w.report && t.exact {
-			w.checkCallDecl(&t, pos, s)
+			s = w.checkCallDecl(&t, pos, s)
 		}
 		sum := w.e.summaryOf(t.fn)
 		if sum == nil {

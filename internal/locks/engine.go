@@ -29,19 +29,24 @@ type engine struct {
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
-	edges        []edge
-	edgeSeen     map[edgeKey]bool // the edges already recorded
-	leaves       map[string]bool  // privateLeaves, left out of the facts
-	findings     []diag.Finding
-	impls        map[*types.Func][]*ssa.Function
-	convs        []conversion    // MakeInterface of named types (scanConversions)
-	ifaceConvs   [][2]types.Type // interface-to-interface conversions and assertions
-	convCache    map[types.Type]map[*types.Named]bool
-	guards       map[*types.Var]*guard
-	closureOf    map[*ssa.Function]*ssa.MakeClosure
-	chanCaps     map[string]bool // channel identity -> every make of it is buffered
-	aliases      map[*types.Named][]aliasPair
-	cur          *ssa.Function // the function being walked, for fallback positions
+	// escaping: closures with a use other than a call in place or as an
+	// argument: they start with nothing held.
+	escaping   map[*ssa.Function]bool
+	edges      []edge
+	edgeSeen   map[edgeKey]bool // the edges already recorded
+	leaves     map[string]bool  // privateLeaves, left out of the facts
+	findings   []diag.Finding
+	impls      map[*types.Func][]*ssa.Function
+	convs      []conversion    // MakeInterface of named types (scanConversions)
+	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
+	convCache  map[types.Type]map[*types.Named]bool
+	guards     map[*types.Var]*guard
+	closureOf  map[*ssa.Function]*ssa.MakeClosure
+	chanCaps   map[string]bool // channel identity -> every make of it is buffered
+	aliases    map[*types.Named][]aliasPair
+	cur        *ssa.Function    // the function being walked, for fallback positions
+	forceLines map[string]bool  // "file:line" of each +checklocksforce (force.go)
+	guardFound map[guardKey]int // guard findings by access and lock (guardFinding)
 }
 
 // funcInfo is the summary of one function.
@@ -165,11 +170,30 @@ func (e *engine) summaryOf(fn *ssa.Function) *funcInfo {
 
 // find records a finding.
 func (e *engine) find(pos token.Pos, rule, msg string, chain ...diag.Hop) {
+	if e.forced(pos) {
+		return // a +checklocksforce line
+	}
+	if rule == "double-lock" && e.foldIntoExcludes(pos, chain) {
+		return
+	}
 	fallback := token.NoPos
 	if e.cur != nil {
 		fallback = e.cur.Pos()
 	}
 	e.findings = append(e.findings, diag.Finding{Pos: pos, Fallback: fallback, Rule: rule, Message: msg, Chain: chain})
+}
+
+// foldIntoExcludes makes a self-deadlock at a call that already broke the
+// callee's excludes one finding: the excludes one, with the first
+// acquisition as related information.
+func (e *engine) foldIntoExcludes(pos token.Pos, chain []diag.Hop) bool {
+	for i := len(e.findings) - 1; i >= 0 && e.findings[i].Pos == pos; i-- {
+		if e.findings[i].Rule == "excludes" {
+			e.findings[i].Chain = append(e.findings[i].Chain, chain...)
+			return true
+		}
+	}
+	return false
 }
 
 // at renders a position as "file.go:12".

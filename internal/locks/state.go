@@ -20,6 +20,10 @@ type Hold struct {
 	// bug); Loop marks the ones held only via a loop back-edge, which
 	// a Lock in the loop body reports as a re-lock on the next iteration.
 	Maybe, Loop bool
+	// Lent: held by the caller that passes a closure to a call; the
+	// closure probably runs now but may be kept for later, so the hold
+	// (always Maybe too) satisfies guards and creates no finding or edge.
+	Lent bool
 	// Extra counts acquisitions beyond the first (already reported as a
 	// double lock), so their unlocks are not reported again.
 	Extra int
@@ -129,6 +133,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			h := a.holds[i]
 			h.Maybe = h.Maybe || b.holds[j].Maybe
 			h.Loop = h.Loop || b.holds[j].Loop
+			h.Lent = h.Lent || b.holds[j].Lent
 			h.Shared = h.Shared || b.holds[j].Shared
 			holds = append(holds, h)
 			i++

@@ -25,14 +25,14 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 			return w.lockOp(op, lv, in.Pos(), s)
 		}
 		w.checkBlocking(in, s)
-		return w.call(in.Common(), in.Pos(), s)
+		return w.resultAcquires(in, w.call(in.Common(), in.Pos(), s))
 	case *ssa.RunDefers:
 		return w.runDefers(in.Pos(), s)
 	case *ssa.Return:
 		// The recover block's return ends a panicking path: not a leak.
 		s = w.handOff(in.Results, s)
 		if w.final && in.Block() != w.fn.Recover {
-			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s})
+			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, ret: in})
 		}
 	case *ssa.MakeClosure:
 		if w.report {
@@ -40,10 +40,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		}
 	}
 	w.checkBlocking(instr, s)
-	if w.report {
-		w.checkAccess(instr, s)
-	}
-	return s
+	return w.checkAccess(instr, s)
 }
 
 // returnPos is where a return path ends: the return statement, or the

@@ -39,6 +39,7 @@ type walker struct {
 type retState struct {
 	pos   token.Pos
 	state State
+	ret   *ssa.Return
 }
 
 // maxRounds bounds the fixpoint: the lattice is finite (paths come from
