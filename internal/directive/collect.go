@@ -30,6 +30,7 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 		localRoles:    map[string]bool{DefaultRole: true},
 	}
 	var items []item
+	var parsed []parseProblem
 	for _, f := range files {
 		if f == nil {
 			continue
@@ -45,6 +46,7 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 				}
 				d, ok, p := Parse(cm.Text, cm.Slash)
 				if p != nil {
+					parsed = append(parsed, parseProblem{len(c.set.Problems), g})
 					c.set.Problems = append(c.set.Problems, *p)
 				}
 				if ok && p == nil {
@@ -72,8 +74,21 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 	for _, it := range items {
 		c.place(it)
 	}
+	for _, pp := range parsed {
+		if st := c.claims[pp.group]; st != nil && len(st.targets) > 0 {
+			c.relateToDecl(pp.index, pp.index+1, st.targets[0])
+		}
+	}
 	c.finish()
 	return c.set
+}
+
+// parseProblem is a malformed directive's problem (by index) and its
+// comment group, related to the declaration the group documents once the
+// declarations are indexed.
+type parseProblem struct {
+	index int
+	group *ast.CommentGroup
 }
 
 // item is one parsed, well-formed directive awaiting placement.
@@ -102,6 +117,9 @@ func (c *collector) place(it item) {
 	if st == nil {
 		st = &site{kind: siteNone, file: it.file.file, what: it.file.unattached(it.comment.Slash)}
 	}
+	if st.asVar != nil && strings.HasPrefix(d.Spelling, "+") {
+		st = st.asVar // checklocks annotations may trail a package var
+	}
 	switch {
 	case d.Verb == Ignore:
 		c.placeIgnore(it, st)
@@ -120,17 +138,18 @@ func (c *collector) place(it item) {
 	for _, t := range st.targets {
 		n := len(c.set.Problems)
 		c.placeOn(d, t, st, spec)
-		c.relateToDecl(n, t)
+		c.relateToDecl(n, len(c.set.Problems), t)
 	}
 }
 
-// relateToDecl names target t as the declaration of the problems from
-// index n on (checklocks reports them there; they stay on the comment).
-func (c *collector) relateToDecl(n int, t target) {
+// relateToDecl names target t as the declaration of the problems with
+// index in [from, to) (checklocks reports them there; they stay on the
+// comment).
+func (c *collector) relateToDecl(from, to int, t target) {
 	if t.obj == nil {
 		return
 	}
-	for i := n; i < len(c.set.Problems); i++ {
+	for i := from; i < to; i++ {
 		c.set.Problems[i].Decl, c.set.Problems[i].DeclName = t.obj.Pos(), t.obj.Name()
 	}
 }

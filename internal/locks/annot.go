@@ -150,6 +150,7 @@ func (w *walker) finishReturns() {
 			h.Shared = it.Verb == string(directive.ReleasesShared)
 			mustRelease[h.Path] = h
 		case directive.Requires, directive.RequiresShared:
+			h.Shared = it.Verb == string(directive.RequiresShared)
 			mustKeep[h.Path] = h
 		}
 	}
@@ -185,8 +186,8 @@ func (w *walker) finishReturns() {
 			}
 		}
 		for _, d := range sortedHolds(mustKeep) {
-			if h, ok := r.state.find(d.Path); w.report && (!ok || h.Maybe && !h.Lent) {
-				w.e.find(r.pos, "requires", d.Name+" is required by the function and must still be held when it returns")
+			if h, ok := r.state.find(d.Path); w.report && (!ok || h.Maybe && !h.Lent || h.Shared && !d.Shared) {
+				w.e.find(r.pos, "requires", d.Name+" is required by the function and must still be"+requiredMode(!d.Shared)+" when it returns")
 			}
 		}
 	}

@@ -182,6 +182,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		for _, a := range sum.acquires {
 			if p, ok := t.rewrite(w.fn, a.Path); ok {
 				a.Path, a.Pos, a.Maybe, a.Loop = p, pos, false, false
+				a.Inferred = !w.e.declaresAcquire(t.fn)
 				s = s.with(a)
 			}
 		}

@@ -131,6 +131,7 @@ func (w *walker) checkGlobal(gl *ssa.Global, acc access, pos token.Pos, s State)
 	for _, it := range g.locks {
 		paths = append(paths, fromDeclPath(nil, it.Lock, it.LockClass, ""))
 	}
+	acc.atomicFn = false // atomic use of package vars is not checked (nor by checklocks)
 	return w.checkGuard(v, g, paths, acc, pos, s)
 }
 

@@ -138,6 +138,9 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
 			} else {
 				held[h.Path]++
 			}
+			if h.Shared != some[h.Path].Shared {
+				maybe[h.Path] = true // read-locked on one path, locked on another
+			}
 		}
 	}
 	var bad []string
@@ -163,13 +166,14 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
 // (lock-leak's business) or lent to a closure; a conditional lock whose
 // unlock is conditional too (correlated branches); the caller's locks
 // released and taken again, and locks whose state comes from the caller;
+// locks left held by a callee without a declaration (inferred helpers),
 // locks with a declared effect, declared through a result, already
 // reported as leaked, of an object the function creates, or of a value
 // that does not exist on every path to the return; and locks whose unlock
 // is deferred (a lock-plus-conditional-defer pair).
 func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Hold, retState) bool {
 	return func(h Hold, r retState) bool {
-		if h.Try || h.Loop || h.Lent || declared[h.Path] || leaked[h.Path] || outer[h.Path] {
+		if h.Try || h.Loop || h.Lent || h.Inferred || declared[h.Path] || leaked[h.Path] || outer[h.Path] {
 			return true
 		}
 		if h.Maybe && w.unlocked[h.Path] {
@@ -207,29 +211,37 @@ func (w *walker) rootReaches(path string, r retState) bool {
 }
 
 // deferredUnlock reports whether the function defers an unlock of path,
-// directly or by a closure (or function) whose summary releases it.
+// or hands it to a closure it creates (a deferred or completion callback)
+// whose summary releases it.
 func (w *walker) deferredUnlock(path string) bool {
 	for _, b := range w.fn.Blocks {
 		for _, instr := range b.Instrs {
-			d, ok := instr.(*ssa.Defer)
-			if !ok {
-				continue
-			}
-			if op, lv := lockop.Classify(d.Common()); op != lockop.None {
-				if (op == lockop.Unlock || op == lockop.RUnlock) && w.e.lockPath(w.fn, lv) == path {
+			switch x := instr.(type) {
+			case *ssa.Defer:
+				if op, lv := lockop.Classify(x.Common()); (op == lockop.Unlock || op == lockop.RUnlock) && w.e.lockPath(w.fn, lv) == path {
 					return true
 				}
-				continue
-			}
-			for _, t := range w.targets(d.Common()) {
-				if sum := w.e.summaryOf(t.fn); sum != nil && t.exact {
+			case *ssa.MakeClosure:
+				fn, ok := x.Fn.(*ssa.Function)
+				if sum := w.e.summaryOf(fn); ok && sum != nil {
+					binds := pathsOf(w.fn, x.Bindings)
 					for _, rel := range sum.releases {
-						if p, ok := t.rewrite(w.fn, rel.Path); ok && p == path {
+						if p, ok := rewrite(rel.Path, nil, binds); ok && p == path {
 							return true
 						}
 					}
 				}
 			}
+		}
+	}
+	return false
+}
+
+// declaresAcquire reports whether fn declares a lock it leaves held.
+func (e *engine) declaresAcquire(fn *ssa.Function) bool {
+	for _, it := range items(e.p.FuncDecl(fn)) {
+		if v := directive.Verb(it.Verb); v == directive.Acquires || v == directive.AcquiresShared {
+			return true
 		}
 	}
 	return false

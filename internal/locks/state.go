@@ -24,6 +24,9 @@ type Hold struct {
 	// closure probably runs now but may be kept for later, so the hold
 	// (always Maybe too) satisfies guards and creates no finding or edge.
 	Lent bool
+	// Inferred: left held by a callee that does not declare it (a lock
+	// helper found by inference): not counted in return-state checks.
+	Inferred bool
 	// Extra counts acquisitions beyond the first (already reported as a
 	// double lock), so their unlocks are not reported again.
 	Extra int

@@ -32,12 +32,22 @@ func (c *cache) earlyReturn(x int) int { // want `the function returns with diff
 func (c *cache) dropsRequired(x int) { // want `the function returns with different locks held on different paths: cache.mu \(taken at returns.go:\d+\) held on some return paths only \[inconsistent-return\]`
 	if x > 0 {
 		c.mu.Unlock()
-		return // want `cache.mu is required by the function and must still be held when it returns \[requires\]`
+		return // want `cache.mu is required by the function and must still be held exclusively when it returns \[requires\]`
 	}
 	c.hits++
 }
 
-// Not reported: a TryLock, a conditional lock with a conditional unlock,
+// +checklocks:c.rw
+func (c *cache) downgrades(x int) bool { // want `the function returns with different locks held on different paths: cache.rw \(taken at returns.go:\d+\) held on some return paths only \[inconsistent-return\]`
+	if x > 0 {
+		return false
+	}
+	c.rw.Unlock()
+	c.rw.RLock()
+	return true // want `cache.rw is required by the function and must still be held exclusively when it returns \[requires\]`
+}
+
+// Not reported: a TryLock,// Not reported: a TryLock, a conditional lock with a conditional unlock,
 // a conditional lock with its deferred unlock, a lock of a value that
 // exists on one path only, and the same locks on every path.
 func (c *cache) try() bool {
