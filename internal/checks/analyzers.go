@@ -130,7 +130,7 @@ var lockorderChecks = []Check{
 	{
 		Category: "guardedby", Analyzer: "lockorder", Level: Error,
 		Title: "Guarded field accessed without its lock",
-		Text:  "A //confined:guardedby MU (or +checklocks:MU) field or variable read or written without MU held. Initialisation in a composite literal or on an unpublished allocation is construction and is not reported.",
+		Text:  "A //confined:guardedby MU (or +checklocks:MU) field or variable read or written without MU held on every path to the access (with several guards, each missing one is reported). Initialisation in a composite literal or on an unpublished allocation is construction and is not reported.",
 		Wrong: "//confined:guardedby mu\nhits int\n\nfunc (c *Cache) Hit() { c.hits++ }",
 		Right: "func (c *Cache) Hit() {\n\tc.mu.Lock()\n\tc.hits++\n\tc.mu.Unlock()\n}",
 		Fix:   "Take the lock around the access, or annotate the function //confined:requires MU and take the lock in its callers.",
