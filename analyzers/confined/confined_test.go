@@ -23,6 +23,7 @@ func TestDeclareAssert(t *testing.T)              { run(t, "declareassert") }
 func TestReadsAndWrites(t *testing.T)             { run(t, "readwrite") }
 func TestAnyFunctions(t *testing.T)               { run(t, "anyfunc") }
 func TestIgnore(t *testing.T)                     { run(t, "ignore") }
+func TestCheckLocksIgnore(t *testing.T)           { run(t, "checklocksignore") }
 func TestNoAnnotations(t *testing.T)              { run(t, "plain") }
 func TestOtherRoleAndRecv(t *testing.T)           { run(t, "roles") }
 func TestRoleCalls(t *testing.T)                  { run(t, "calls") }

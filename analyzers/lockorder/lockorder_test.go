@@ -21,6 +21,18 @@ func TestScenarios(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, scenarios...)
 }
 
+// TestChecklocks holds gVisor checklocks semantics, one package per
+// behaviour, each with findings and silent correct code (issue 15).
+func TestChecklocks(t *testing.T) {
+	for _, pkg := range []string{"checklocks_globals", "checklocks_multiguard", "checklocks_results", "checklocks_closures",
+		"checklocks_force", "checklocks_musthold", "checklocks_instances", "checklocks_returns", "checklocks_ignore",
+		"checklocks_atomic", "checklocks_alias", "checklocks_excludes"} {
+		t.Run(pkg, func(t *testing.T) {
+			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
+		})
+	}
+}
+
 // TestFacts checks the lock facts exported for callers in other packages.
 func TestFacts(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), summary.Analyzer, "lockfacts")

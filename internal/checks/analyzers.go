@@ -120,6 +120,14 @@ var lockorderChecks = []Check{
 		Fix:   "Unlock on every path (defer), or declare //confined:acquires MU if returning with the lock held is the function's contract.",
 	},
 	{
+		Category: "inconsistent-return", Analyzer: "lockorder", Level: Error,
+		Title: "Different locks held on different return paths",
+		Text:  "A lock held when the function returns on some paths and not on others (or on some of the paths into one return), as gVisor checklocks reports it: callers cannot know whether to unlock. Reported once, at the function. Not counted: TryLock, a conditional lock with a conditional unlock of the same lock, a deferred unlock, a lock of a value returned to the caller or created in the function, locks with a declared effect (checked as acquires/releases) and locks already reported as lock-leak.",
+		Wrong: "func (c *Cache) Load(k string) {\n\tif c.shared {\n\t\tc.mu.Lock()\n\t}\n\tc.fill(k)\n}",
+		Right: "func (c *Cache) Load(k string) {\n\tc.mu.Lock()\n\tdefer c.mu.Unlock()\n\tc.fill(k)\n}",
+		Fix:   "Make every return path leave the same locks held: unlock on every path (defer), or take the lock on every path.",
+	},
+	{
 		Category: "blocking-held", Analyzer: "lockorder", Level: Error,
 		Title: "Lock held across a blocking operation the other side needs",
 		Text:  "A channel send or receive, Wait or time.Sleep while holding a lock that the goroutine on the other side of the operation also takes: neither can proceed. Locks the other side never takes are not reported.",
@@ -130,7 +138,7 @@ var lockorderChecks = []Check{
 	{
 		Category: "guardedby", Analyzer: "lockorder", Level: Error,
 		Title: "Guarded field accessed without its lock",
-		Text:  "A //confined:guardedby MU (or +checklocks:MU) field or variable read or written without MU held. Initialisation in a composite literal or on an unpublished allocation is construction and is not reported.",
+		Text:  "A //confined:guardedby MU (or +checklocks:MU) field or variable read or written without MU held on every path to the access (with several guards, each missing one is reported). Initialisation in a composite literal or on an unpublished allocation is construction and is not reported.",
 		Wrong: "//confined:guardedby mu\nhits int\n\nfunc (c *Cache) Hit() { c.hits++ }",
 		Right: "func (c *Cache) Hit() {\n\tc.mu.Lock()\n\tc.hits++\n\tc.mu.Unlock()\n}",
 		Fix:   "Take the lock around the access, or annotate the function //confined:requires MU and take the lock in its callers.",

@@ -175,7 +175,11 @@ func (r *Reporter) Used() map[*directive.IgnoreComment]bool { return r.used }
 func (r *Reporter) ReportProblems(set *directive.Set) {
 	for _, p := range set.Problems {
 		if p.Analyzer == r.analyzer {
-			r.Report(Finding{Pos: p.Pos, End: p.End, Rule: p.Category, Message: p.Message})
+			f := Finding{Pos: p.Pos, End: p.End, Rule: p.Category, Message: p.Message}
+			if p.Decl.IsValid() {
+				f.Chain = []Hop{{Pos: p.Decl, What: "declaration of " + p.DeclName + ", which the comment documents"}}
+			}
+			r.Report(f)
 		}
 	}
 }
@@ -190,7 +194,11 @@ func (r *Reporter) ReportUnusedIgnores(used ...map[*directive.IgnoreComment]bool
 			hit = hit || u[ig]
 		}
 		if !hit {
-			r.Report(Finding{Pos: ig.Pos, Rule: "unused-ignore", Message: "this //confined:ignore silences no finding; remove it"})
+			spelling := ig.Spelling
+			if spelling == "" {
+				spelling = "//confined:ignore"
+			}
+			r.Report(Finding{Pos: ig.Pos, Rule: "unused-ignore", Message: "this " + spelling + " silences no finding; remove it"})
 		}
 	}
 }

@@ -123,6 +123,10 @@ type Problem struct {
 	// Category is a stable id for docs and SARIF, e.g. "directive-unknown".
 	Category string
 	Message  string
+	// Decl is the declaration the comment documents (NoPos when none),
+	// given as related information: checklocks reports there.
+	Decl     token.Pos
+	DeclName string
 }
 
 // IgnoreComment is a //confined:ignore (or +checklocksignore) that applies
@@ -132,6 +136,9 @@ type IgnoreComment struct {
 	Line   int    // the source line whose findings it silences
 	File   string // filename of that line
 	Reason string
+	// Spelling is the comment's word as written ("//confined:ignore",
+	// "+checklocksignore"), for messages.
+	Spelling string
 	// Analyzers it applies to; nil means all three. +checklocksignore
 	// applies to lockorder only.
 	Analyzers []string

@@ -34,6 +34,9 @@ type site struct {
 	// what describes the position in messages ("a const declaration").
 	what    string
 	targets []target
+	// asVar: for a comment trailing a package var spec, the var's own
+	// site; checklocks spellings apply there (checklocks reads them so).
+	asVar *site
 }
 
 // target is one object a directive on a site applies to, with what its
@@ -240,9 +243,14 @@ func (c *collector) claimGenDecl(f *ast.File, gd *ast.GenDecl, topLevel bool) {
 		if len(ts) > 0 {
 			specWhat = ts[0].name
 		}
-		c.claim(doc, &site{kind: kind, file: f, decl: spec, what: specWhat, targets: ts})
-		c.claim(comment, &site{kind: siteTrailingSpec, file: f, decl: spec,
-			what: "a comment trailing " + specWhat + " (only struct fields take trailing directives)"})
+		specSite := &site{kind: kind, file: f, decl: spec, what: specWhat, targets: ts}
+		c.claim(doc, specSite)
+		trailing := &site{kind: siteTrailingSpec, file: f, decl: spec,
+			what: "a comment trailing " + specWhat + " (only struct fields take trailing directives)"}
+		if kind == sitePackageVar {
+			trailing.asVar = specSite
+		}
+		c.claim(comment, trailing)
 	}
 	if len(all) > 0 && (kind == siteType || kind == sitePackageVar) {
 		what = all[0].name

@@ -89,6 +89,15 @@ func ShortName(v *types.Var) string {
 	return v.Name()
 }
 
+// OwnerType finds the named struct type of field's package that declares
+// field directly, or nil.
+func OwnerType(field *types.Var) *types.Named {
+	if o, ok := ownerOf(field); ok && o.prefix == "" {
+		return o.named
+	}
+	return nil
+}
+
 // owner is the named struct a field belongs to, and the path of anonymous
 // struct fields from it down to the field ("coalescedMu." or "").
 type owner struct {

@@ -16,7 +16,13 @@ import (
 // Only the package's own alias directives are known (facts do not carry
 // the second path).
 
-type aliasPair struct{ from, to []string }
+type aliasPair struct {
+	from, to []string
+	// Where it is declared, for the redundancy check (aliascheck.go).
+	dir      directive.Directive
+	fromPart []part // from and to with the struct type each selection is in
+	toPart   []part
+}
 
 func (e *engine) scanAliases() {
 	e.aliases = map[*types.Named][]aliasPair{}
@@ -34,7 +40,8 @@ func (e *engine) scanAliases() {
 		}
 		for _, d := range ds {
 			if d.Verb == directive.Alias && d.Lock != nil && d.AliasOf != nil {
-				e.aliases[n] = append(e.aliases[n], aliasPair{fieldNames(d.Lock), fieldNames(d.AliasOf)})
+				e.aliases[n] = append(e.aliases[n], aliasPair{from: fieldNames(d.Lock), to: fieldNames(d.AliasOf),
+					dir: d, fromPart: typedParts(n, d.Lock), toPart: typedParts(n, d.AliasOf)})
 			}
 		}
 	}

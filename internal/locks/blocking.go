@@ -238,7 +238,6 @@ func hasOpposite(have, ops []chanOp) bool {
 	return false
 }
 
-
 // chanKey identifies the channel or WaitGroup v: "" when unknown or fed
 // by the runtime (timers, contexts).
 func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {

@@ -170,10 +170,13 @@ func fieldVar(fa *ssa.FieldAddr) *types.Var {
 
 // call applies the effect of a non-lock call.
 func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
+	if w.report {
+		w.e.recordClosureCall(w.fn, call, s)
+	}
 	s = w.handOff(call.Args, s)
 	for _, t := range w.targets(call) {
 		if w.report && t.exact {
-			w.checkCallDecl(&t, pos, s)
+			s = w.checkCallDecl(&t, pos, s)
 		}
 		sum := w.summaryFor(&t)
 		if sum == nil {
@@ -192,6 +195,9 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		}
 		for _, r := range sum.releases {
 			if p, ok := t.rewrite(w.fn, r.Path); ok {
+				if o, ok := s.underOtherName(Hold{Path: p, Class: r.Class}); ok {
+					p = o.Path
+				}
 				if _, held := s.find(p); !held {
 					if w.final {
 						w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
@@ -207,6 +213,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		for _, a := range sum.acquires {
 			if p, ok := t.rewrite(w.fn, a.Path); ok {
 				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)
+				a.Inferred = !w.e.declaresAcquire(t.fn)
 				s = s.with(a)
 			}
 		}

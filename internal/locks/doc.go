@@ -22,12 +22,15 @@
 // # Decisions where the contract is silent
 //
 //   - Joins: a lock held on some incoming paths only is "maybe held". Maybe
-//     holds never produce double-lock, leak, guard or requires findings,
-//     nor order edges: a path-insensitive analysis cannot tell
-//     `if c { mu.Lock() } ... if c { mu.Unlock() }` from a bug. The one
-//     exception: a lock maybe-held only over a loop back-edge, locked again
-//     in the loop and unlocked somewhere in the function, is a re-lock on
-//     the next iteration [lock-leak].
+//     holds never produce double-lock or leak findings, nor order edges: a
+//     path-insensitive analysis cannot tell `if c { mu.Lock() } ... if c
+//     { mu.Unlock() }` from a bug. The one exception: a lock maybe-held
+//     only over a loop back-edge, locked again in the loop and unlocked
+//     somewhere in the function, is a re-lock on the next iteration
+//     [lock-leak]. Annotations are must-hold, as checklocks: a guarded
+//     access or a call requiring a lock needs it on every path, and a
+//     maybe-held lock at a return is an inconsistent return state
+//     (returns.go lists what does not count).
 //   - Double lock compares symbolic paths: a.mu then b.mu of two values of
 //     one type is not reported (lockdep would report same-class nesting;
 //     it is common and usually ordered by the program, e.g. by address).
@@ -43,9 +46,12 @@
 //   - Unlock not held: only when the same path was unlocked before on every
 //     path (a double unlock). An unlock of a lock never taken in the
 //     function releases the caller's lock and becomes part of its summary.
-//   - Closures passed to a call other than go/defer are assumed to run now
-//     (the contract) but may be kept: the caller's locks are maybe-held in
-//     them, which silences guard findings without creating edges.
+//   - Closures run in place (called, deferred, range-over-func bodies) are
+//     checked under the join of their call sites' states, parameters bound
+//     to arguments (summarize.go). Closures passed to a call other than
+//     go/defer are assumed to run now (the contract) but may be kept: the
+//     caller's locks are lent to them (Hold.Lent), which satisfies guards
+//     without creating findings or edges.
 //   - Calls through func-typed fields take the edges of every function of
 //     the package stored into that field; interface calls those of the
 //     package's types implementing the interface. Neither changes the
@@ -92,7 +98,9 @@
 //     importer can hold one or close a cycle through it, so its takes
 //     would only travel: sync.Pool's allPoolsMu and sync.Once's m were a
 //     third of all takes in the facts of etcd's packages.
-//   - Guards: a write is a store, ++, map insert/delete, append assigned
+//   - Guards: every guard of a field must be held; locks of local values
+//     are per instance (no class fallback), index expressions are part of
+//     the path. A write is a store, ++, map insert/delete, append assigned
 //     back, or the address taken for anything but a sync/atomic call;
 //     accesses through a value allocated in the same function are
 //     construction (publication is not tracked).

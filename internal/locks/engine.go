@@ -31,18 +31,23 @@ type engine struct {
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
-	edges        []edge
-	edgeAt       map[edgeKey]int // index in edges of each key's witness
-	leaves       map[string]bool // privateLeaves, left out of the facts
-	findings     []diag.Finding
-	impls        map[*types.Func][]*ssa.Function
-	convs        []conversion    // MakeInterface of named types (scanConversions)
-	ifaceConvs   [][2]types.Type // interface-to-interface conversions and assertions
-	convCache    map[types.Type]map[*types.Named]bool
-	guards       map[*types.Var]*guard
-	chanCaps     map[string]bool // channel identity -> every make of it is buffered
-	aliases      map[*types.Named][]aliasPair
-	cur          *ssa.Function // the function being walked, for fallback positions
+	// escaping: closures with a use other than a call in place or as an
+	// argument: they start with nothing held.
+	escaping   map[*ssa.Function]bool
+	edges      []edge
+	edgeAt     map[edgeKey]int // index in edges of each key's witness
+	leaves     map[string]bool // privateLeaves, left out of the facts
+	findings   []diag.Finding
+	impls      map[*types.Func][]*ssa.Function
+	convs      []conversion    // MakeInterface of named types (scanConversions)
+	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
+	convCache  map[types.Type]map[*types.Named]bool
+	guards     map[*types.Var]*guard
+	chanCaps   map[string]bool // channel identity -> every make of it is buffered
+	aliases    map[*types.Named][]aliasPair
+	cur        *ssa.Function    // the function being walked, for fallback positions
+	forceLines map[string]bool  // "file:line" of each +checklocksforce (force.go)
+	guardFound map[guardKey]int // guard findings by access and lock (guardFinding)
 	// specials: summaries specialized by constant arguments (specialize.go).
 	specials     map[specKey]*funcInfo
 	specializing map[*ssa.Function]bool
@@ -171,6 +176,12 @@ func (e *engine) summaryOf(fn *ssa.Function) *funcInfo {
 
 // find records a finding.
 func (e *engine) find(pos token.Pos, rule, msg string, chain ...diag.Hop) {
+	if e.forced(pos) {
+		return // a +checklocksforce line
+	}
+	if rule == "double-lock" && e.foldIntoExcludes(pos, chain) {
+		return
+	}
 	fallback := token.NoPos
 	if e.cur != nil {
 		fallback = e.cur.Pos()
@@ -183,6 +194,19 @@ func (e *engine) find(pos token.Pos, rule, msg string, chain ...diag.Hop) {
 func (e *engine) findAlso(pos token.Pos, rule, msg string, also []token.Pos, chain ...diag.Hop) {
 	e.find(pos, rule, msg, chain...)
 	e.findings[len(e.findings)-1].Also = also
+}
+
+// foldIntoExcludes makes a self-deadlock at a call that already broke the
+// callee's excludes one finding: the excludes one, with the first
+// acquisition as related information.
+func (e *engine) foldIntoExcludes(pos token.Pos, chain []diag.Hop) bool {
+	for i := len(e.findings) - 1; i >= 0 && e.findings[i].Pos == pos; i-- {
+		if e.findings[i].Rule == "excludes" {
+			e.findings[i].Chain = append(e.findings[i].Chain, chain...)
+			return true
+		}
+	}
+	return false
 }
 
 // at renders a position as "file.go:12".

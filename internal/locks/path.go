@@ -8,6 +8,7 @@ import "github.com/confinelint/confinelint/internal/objects"
 // engine's short names for them.
 var (
 	pathOf     = objects.PathOf
+	pathsOf    = objects.PathsOf
 	splitPath  = objects.SplitPath
 	rootOf     = objects.RootOf
 	paramIndex = objects.ParamIndex

@@ -21,6 +21,13 @@ type Hold struct {
 	// bug); Loop marks the ones held only via a loop back-edge, which
 	// a Lock in the loop body reports as a re-lock on the next iteration.
 	Maybe, Loop bool
+	// Lent: held by the caller that passes a closure to a call; the
+	// closure probably runs now but may be kept for later, so the hold
+	// (always Maybe too) satisfies guards and creates no finding or edge.
+	Lent bool
+	// Inferred: left held by a callee that does not declare it (a lock
+	// helper found by inference): not counted in return-state checks.
+	Inferred bool
 	// Extra counts acquisitions beyond the first (already reported as a
 	// double lock), so their unlocks are not reported again.
 	Extra int
@@ -149,6 +156,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			h, o := a.holds[i], b.holds[j]
 			h.Maybe = h.Maybe || o.Maybe
 			h.Loop = h.Loop || o.Loop
+			h.Lent = h.Lent || o.Lent
 			h.Shared = h.Shared || o.Shared
 			h.tagKey, h.tagVal, h.tagNeg = bothSidedTag(a.holds[i], a, o, b)
 			holds = append(holds, h)

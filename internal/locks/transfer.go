@@ -25,14 +25,15 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 			return w.lockOp(op, lv, in.Pos(), s)
 		}
 		w.checkBlocking(in, s)
-		return w.call(in.Common(), in.Pos(), s)
+		s = w.checkAccess(in, s) // package vars passed to the call
+		return w.resultAcquires(in, w.call(in.Common(), in.Pos(), s))
 	case *ssa.RunDefers:
 		return w.runDefers(in.Pos(), s)
 	case *ssa.Return:
 		// The recover block's return ends a panicking path: not a leak.
 		s = w.handOff(in.Results, s)
 		if w.final && in.Block() != w.fn.Recover {
-			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, results: in.Results})
+			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, ret: in})
 		}
 	case *ssa.MakeClosure:
 		if w.report {
@@ -40,10 +41,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		}
 	}
 	w.checkBlocking(instr, s)
-	if w.report {
-		w.checkAccess(instr, s)
-	}
-	return s
+	return w.checkAccess(instr, s)
 }
 
 // returnPos is where a return path ends: the return statement, or the
@@ -117,14 +115,8 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 		}
 		return s.without(h.Path)
 	}
-	// A lock reached through a value with no symbolic path (a call result,
-	// a phi) may be the one held under another name: match by class.
-	if !portable(h.Path) && h.Class != "" {
-		for _, o := range s.holds {
-			if o.Class == h.Class {
-				return s.without(o.Path)
-			}
-		}
+	if o, ok := s.underOtherName(h); ok {
+		return s.without(o.Path)
 	}
 	if s.wasReleased(h.Path) && !h.Opaque {
 		if w.report && !w.maybeDefer {
@@ -139,6 +131,22 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 	s = s.without(h.Path)
 	s.outer = true
 	return s
+}
+
+// underOtherName finds the hold an unlock of h releases when h's path is
+// not held: a lock reached through a value with no symbolic path (a call
+// result, a phi: tx.db.mu for the db the caller locked) may be the one
+// held under another name, matched by class.
+func (s State) underOtherName(h Hold) (Hold, bool) {
+	if _, held := s.find(h.Path); held || portable(h.Path) || h.Class == "" {
+		return Hold{}, false
+	}
+	for _, o := range s.holds {
+		if o.Class == h.Class {
+			return o, true
+		}
+	}
+	return Hold{}, false
 }
 
 // runDefers replays the pending defers, last registered first.

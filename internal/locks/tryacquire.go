@@ -95,10 +95,11 @@ func hasTry(ts []tryAcquire, path string) bool {
 func (w *walker) heldOnSuccessOnly(path string, idx int, successNil bool) bool {
 	succ, fail := 0, 0
 	for _, r := range w.rets {
-		if idx >= len(r.results) {
+		if r.ret == nil || idx >= len(r.ret.Results) {
 			return false
 		}
-		isNil, known := nilness(r.results[idx])
+		result := r.ret.Results[idx]
+		isNil, known := nilness(result)
 		success := known && isNil == successNil
 		failure := !known && successNil || known && isNil != successNil
 		h, held := r.state.find(path)
@@ -107,7 +108,7 @@ func (w *walker) heldOnSuccessOnly(path string, idx int, successNil bool) bool {
 			fail++
 		case held && !h.Maybe && success:
 			succ++
-		case held && h.Maybe && h.tagKey != "" && h.tagKey == pathOf(w.fn, r.results[idx]) &&
+		case held && h.Maybe && h.tagKey != "" && h.tagKey == pathOf(w.fn, result) &&
 			h.tagNeg != successNil && constant.Compare(h.tagVal, token.EQL, nilConst):
 			succ++ // a callee's try-acquire, passed on with its result
 		default:
@@ -122,10 +123,10 @@ func (w *walker) heldOnSuccessOnly(path string, idx int, successNil bool) bool {
 // failure returns holding a lock other paths release are leaks.
 func (w *walker) successReturn(r retState) bool {
 	idx, successNil, ok := successResult(w.fn.Signature)
-	if !ok || idx >= len(r.results) {
+	if !ok || r.ret == nil || idx >= len(r.ret.Results) {
 		return false
 	}
-	isNil, known := nilness(r.results[idx])
+	isNil, known := nilness(r.ret.Results[idx])
 	return known && isNil == successNil
 }
 
@@ -146,7 +147,7 @@ func nilness(v ssa.Value) (isNil, known bool) {
 
 // applyTryAcquires makes the callee's try-acquired locks maybe-held after
 // the call, tagged with the result that tells success.
-func (w *walker) applyTryAcquires(t *target, sum *funcInfo, call ssa.Value, s State) State {
+func (w *walker) applyTryAcquires(t *target, sum *funcInfo, call *ssa.Call, s State) State {
 	for _, ta := range sum.tries {
 		p, ok := t.rewrite(w.fn, ta.Path)
 		if !ok {
@@ -161,28 +162,4 @@ func (w *walker) applyTryAcquires(t *target, sum *funcInfo, call ssa.Value, s St
 		s = s.with(h)
 	}
 	return s
-}
-
-// resultValue returns the value of result i of a call: the call itself
-// for a single result, the Extract of it otherwise (nil when unused).
-func resultValue(call ssa.Value, i int) ssa.Value {
-	if call == nil {
-		return nil
-	}
-	if _, isTuple := call.Type().(*types.Tuple); !isTuple {
-		if i == 0 {
-			return call
-		}
-		return nil
-	}
-	refs := call.Referrers()
-	if refs == nil {
-		return nil
-	}
-	for _, r := range *refs {
-		if ex, ok := r.(*ssa.Extract); ok && ex.Index == i {
-			return ex
-		}
-	}
-	return nil
 }

@@ -41,9 +41,9 @@ type walker struct {
 }
 
 type retState struct {
-	pos     token.Pos
-	state   State
-	results []ssa.Value
+	pos   token.Pos
+	state State
+	ret   *ssa.Return
 }
 
 // maxRounds bounds the fixpoint: the lattice is finite (paths come from

@@ -75,7 +75,7 @@ func splitRev(fn *ssa.Function, v ssa.Value, depth int) (string, []Part) {
 	var rev []Part
 	deref := false // the selection just seen went through a load
 	for range maxSteps {
-		if next := step(v); next != nil {
+		if next := step(v, true); next != nil {
 			v = next
 			continue
 		}
@@ -332,7 +332,7 @@ func (x *Index) PathIn(fn, owner *ssa.Function, path string) string {
 	if outer == "" {
 		return ""
 	}
-	p := IntoClosure(outer, x.BindingPaths(mc))
+	p := IntoClosure(outer, x.BindingPaths(mc), nil)
 	if !Portable(p) || strings.HasPrefix(p, "o:") && mc.Parent() != owner {
 		return ""
 	}
@@ -349,25 +349,83 @@ func (x *Index) BindingPaths(mc *ssa.MakeClosure) []string {
 	return binds
 }
 
-// IntoClosure rewrites a path of the function creating a closure in terms
-// of the closure's free variables (binds are the bindings' paths). Package
-// vars stay; a path the closure does not capture becomes an outer path,
+// IntoClosure rewrites a path of the function creating (or calling in
+// place) a closure in terms of the closure's free variables (binds are
+// the bindings' paths in the creator) and parameters (args, the call's
+// arguments' paths; nil when unknown), index keys included. Package vars
+// stay; a path the closure does not capture becomes an outer path,
 // "o:"+path, which means that path of the creating function (a lock the
 // creator holds, a closure's unlock of the creator's lock); an outer path
 // of the creator is not expressible ("v:outer").
-func IntoClosure(path string, binds []string) string {
+func IntoClosure(path string, binds, args []string) string {
 	if strings.HasPrefix(path, "g:") {
 		return path
 	}
-	for i, b := range binds {
-		if path == b || strings.HasPrefix(path, b+".") || strings.HasPrefix(path, b+"[") {
-			return "f" + strconv.Itoa(i) + path[len(b):]
+	root, rest, ok := intoRoot(path, binds, args)
+	if !ok {
+		if strings.HasPrefix(path, "o:") {
+			return "v:outer:" + path
+		}
+		return "o:" + path
+	}
+	// Index keys name values of the creator too.
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(rest, '[')
+		if i < 0 {
+			b.WriteString(rest)
+			break
+		}
+		j := matching(rest, i)
+		if j < 0 {
+			b.WriteString(rest)
+			break
+		}
+		b.WriteString(rest[:i+1])
+		key := rest[i+1 : j]
+		prefix := ""
+		if strings.HasPrefix(key, "k:") {
+			prefix, key = "k:", key[2:]
+		}
+		if isSymbolic(key) && !strings.HasPrefix(key, "g:") {
+			if r, kr, ok := intoRoot(key, binds, args); ok {
+				key = r + kr
+			} else {
+				key = "?" // a value of the creator the closure cannot name
+			}
+		}
+		b.WriteString(prefix + key + "]")
+		rest = rest[j+1:]
+	}
+	return root + b.String()
+}
+
+// intoRoot maps the root of a creator's path to the closure's parameter
+// (pN) or free variable (fN) carrying it, returning the rest of the path.
+func intoRoot(path string, binds, args []string) (string, string, bool) {
+	for _, set := range []struct {
+		prefix string
+		paths  []string
+	}{{"p", args}, {"f", binds}} {
+		for i, b := range set.paths {
+			if b != "" && (path == b || strings.HasPrefix(path, b+".") || strings.HasPrefix(path, b+"[")) {
+				return set.prefix + strconv.Itoa(i), path[len(b):], true
+			}
 		}
 	}
-	if strings.HasPrefix(path, "o:") {
-		return "v:outer:" + path
+	return "", "", false
+}
+
+// PathsOf is PathOf of each value.
+func PathsOf(fn *ssa.Function, vs []ssa.Value) []string {
+	if len(vs) == 0 {
+		return nil
 	}
-	return "o:" + path
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = PathOf(fn, v)
+	}
+	return out
 }
 
 // Outer returns the creator's path an outer path names, and whether path

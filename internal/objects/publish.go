@@ -26,7 +26,8 @@ func (x *Index) Origin(fn *ssa.Function, v ssa.Value) ssa.Value {
 }
 
 // constructor reports whether callee, a function of this package, returns
-// a new allocation (its first result) on every path that returns.
+// a new allocation (its first result) on every path that returns, and
+// hands it to no other code before.
 func (x *Index) constructor(callee *ssa.Function) bool {
 	if callee == nil {
 		return false
@@ -44,8 +45,8 @@ func (x *Index) constructor(callee *ssa.Function) bool {
 			continue
 		}
 		a, ok := Underlying(r.Results[0]).(*ssa.Alloc)
-		if !ok || IsCell(a) {
-			return false
+		if !ok || IsCell(a) || !a.Heap || len(x.publications(a)) > 0 {
+			return false // not new, or already handed to other code
 		}
 		n++
 	}

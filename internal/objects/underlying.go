@@ -19,7 +19,7 @@ const maxSteps = 32
 // whose edges are all one value (or the phi itself, around a loop).
 func Underlying(v ssa.Value) ssa.Value {
 	for range maxSteps {
-		next := step(v)
+		next := step(v, false)
 		if next == nil {
 			return v
 		}
@@ -28,8 +28,13 @@ func Underlying(v ssa.Value) ssa.Value {
 	return v
 }
 
-// step is one move of Underlying, nil when v stands for itself.
-func step(v ssa.Value) ssa.Value {
+// step is one move of Underlying, nil when v stands for itself. For paths
+// (naming), a fresh object's field read back is the stored value only when
+// that has a name outside the function (a parameter, free variable or
+// package var): `(&API{c: c}).c` is c, but p.next stays p.next when
+// p.next = new(conn), so that paths built by selection (a result's
+// declared lock "p.next.mu") still meet.
+func step(v ssa.Value, naming bool) ssa.Value {
 	switch x := v.(type) {
 	case *ssa.ChangeType:
 		return x.X
@@ -54,12 +59,26 @@ func step(v ssa.Value) ssa.Value {
 			return StoredOnce(a)
 		}
 		if fa, ok := x.X.(*ssa.FieldAddr); ok {
-			return fieldStoredOnce(fa, x)
+			stored := fieldStoredOnce(fa, x)
+			if naming && stored != nil && !named(stored) {
+				return nil
+			}
+			return stored
 		}
 	case *ssa.Phi:
 		return samePhi(x)
 	}
 	return nil
+}
+
+// named reports whether v stands for a parameter, free variable or
+// package var.
+func named(v ssa.Value) bool {
+	switch Underlying(v).(type) {
+	case *ssa.Parameter, *ssa.FreeVar, *ssa.Global:
+		return true
+	}
+	return false
 }
 
 // IsCell reports whether a is a local variable's cell (a variable of

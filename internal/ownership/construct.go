@@ -20,7 +20,7 @@ func (e *engine) exempt(fn *ssa.Function, x ssa.Value, at ssa.Instruction) bool 
 	case *ssa.Select:
 		return true
 	}
-	if o := e.objects().Origin(fn, b); o != nil {
+	if o, ok := e.objects().Origin(fn, b).(*ssa.Alloc); ok { // allocated here (rule 3)
 		return e.objects().Private(o, at)
 	}
 	return false

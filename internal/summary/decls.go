@@ -55,7 +55,8 @@ func declItem(dir directive.Directive) facts.DeclItem {
 
 // relativePath renders a lock path relative to its declaration, so it means
 // the same thing in another package: "recv.mu", "param1.state.mu",
-// "field.mu", "global".
+// "field.mu", "global", or "g:KEY.f.mu" for a field path from a package
+// var (KEY its lockop.ClassKey), which no caller rewrites.
 func relativePath(lp *directive.LockPath) string {
 	s := ""
 	switch lp.Root {
@@ -68,7 +69,10 @@ func relativePath(lp *directive.LockPath) string {
 	case directive.RootResult:
 		s = "result" + strconv.Itoa(lp.Param)
 	case directive.RootGlobal:
-		return "global"
+		if len(lp.Fields) == 0 {
+			return "global"
+		}
+		s = "g:" + lockop.ClassKey(lp.Global)
 	}
 	for _, f := range lp.Fields {
 		s += "." + f.Name()
