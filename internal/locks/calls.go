@@ -35,6 +35,7 @@ type target struct {
 	args, binds []string
 	resolved    bool
 	objs        *objects.Index
+	at          ssa.Instruction // the call
 }
 
 // rewrite translates a path relative to the callee into the caller's
@@ -50,6 +51,14 @@ func (t *target) rewrite(caller *ssa.Function, path string) (string, bool) {
 		p := t.objs.PathIn(caller, t.creator, inner)
 		return p, p != ""
 	}
+	// A lock of an argument built here around a named value:
+	// (&API{c: c}).get() locks c's lock.
+	root, rest := rootOf(path)
+	if i := paramIndex(root, "p"); i >= 0 && i < len(t.vals) && t.vals[i] != nil && t.vals[i].Parent() == caller {
+		if p, ok := objects.Through(caller, t.vals[i], rest, t.at); ok {
+			return p, true
+		}
+	}
 	return rewrite(path, t.args, t.binds)
 }
 
@@ -59,6 +68,9 @@ func (t *target) pathsOf(caller *ssa.Function, vs []ssa.Value) []string {
 	}
 	out := make([]string, len(vs))
 	for i, v := range vs {
+		if v == nil {
+			continue // not known: the path cannot be said
+		}
 		if t.owner != nil && t.owner != caller && v.Parent() == t.owner {
 			out[i] = t.objs.PathFrom(caller, t.owner, v)
 		} else {
@@ -82,7 +94,7 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 		for _, fn := range impls {
 			out = append(out, target{fn: fn, vals: vals})
 		}
-		return out
+		return w.atCall(out)
 	}
 	// A closure held in a variable (captured by another closure, so kept
 	// in a cell), possibly the enclosing function's: the closure itself.
@@ -110,12 +122,21 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 	case *ssa.UnOp:
 		// A call of a func-typed field: the package's functions stored in it.
 		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
-			for _, fn := range w.e.fieldFuncs[fieldVar(fa)] {
-				out = append(out, target{fn: fn, vals: call.Args})
+			fns := w.e.fieldFuncs[fieldVar(fa)]
+			for _, fn := range fns {
+				out = append(out, w.fieldTarget(fn, fa, call.Args, len(fns) == 1))
 			}
 		}
 	}
-	return out
+	return w.atCall(out)
+}
+
+// atCall marks targets with the call instruction being walked.
+func (w *walker) atCall(ts []target) []target {
+	for i := range ts {
+		ts[i].at = w.at
+	}
+	return ts
 }
 
 // canonical maps generic instantiations to their origin.
@@ -202,7 +223,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 					if w.final {
 						w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
 					}
-					s.outer = true
+					s = s.releasedOuter(p)
 				}
 				s = s.without(p)
 			}
@@ -230,13 +251,17 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	name := w.e.funcName(t.fn)
 	step := w.condStep()
 	for _, tk := range sum.takes {
-		if tk.afterRelease || tk.cond+step > maxCond || tk.Via.len()+1 > maxVia {
+		if tk.cond+step > maxCond || tk.Via.len()+1 > maxVia {
 			continue
 		}
 		via := tk.Via.push(name)
 		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub}
 		if h.Sub == "" {
 			h.Sub = w.argSub(tk.Path, t.vals)
+		}
+		if tk.afterRelease {
+			w.retakeEdges(t, tk, h, pos, via, s)
+			continue
 		}
 		if p, ok := t.rewrite(w.fn, tk.Path); ok && t.exact {
 			h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
@@ -252,8 +277,30 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if w.report {
 			w.edgesTo(s, h, pos, via, t.exact && tk.cond == 0)
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: tk.cond + step, Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: tk.cond + step, Sub: h.Sub})
 	}
+}
+
+// retakeEdges records the edges of a callee's take made after it released
+// some of the caller's locks (s.mu.Unlock(); ...; s.mu.Lock() under the
+// caller's item.mu): every lock the caller holds that the callee did not
+// release is held at the retake. Such takes go no further up: the
+// caller's caller may hold what was released.
+func (w *walker) retakeEdges(t *target, tk take, h Hold, pos token.Pos, via *callChain, s State) {
+	if !w.report || !t.exact || len(tk.released) == 0 {
+		return
+	}
+	for _, r := range tk.released {
+		p, ok := t.rewrite(w.fn, r)
+		if !ok {
+			return // the callee released a lock the caller cannot name
+		}
+		s = s.drop(p)
+	}
+	if p, ok := t.rewrite(w.fn, tk.Path); ok {
+		h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
+	}
+	w.edgesTo(s, h, pos, via, tk.cond == 0)
 }
 
 // handOff applies the releases of closures passed to a call or returned:

@@ -28,6 +28,9 @@ type engine struct {
 	// fieldFuncs lists, per func-typed field, the package's functions
 	// stored into it (callbacks called through the field).
 	fieldFuncs map[*types.Var][]*ssa.Function
+	// selfBound: functions stored into a field of the object they capture
+	// (selfbound.go).
+	selfBound map[*ssa.Function]int
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
@@ -72,6 +75,7 @@ type take struct {
 	At           string     // "file.go:12" of the innermost acquisition
 	Via          *callChain // functions called down to the acquisition
 	afterRelease bool       // taken after releasing a caller's lock
+	released     []string   // which: their paths (State.outerRel)
 	// cond counts the conditional steps down to the acquisition: the
 	// acquisition and each call on the way that does not dominate every
 	// return of its function. 0: taken on every path to the return.

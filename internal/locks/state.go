@@ -71,7 +71,8 @@ type State struct {
 	released []string   // sorted paths unlocked on every path so far and not retaken
 	// outer: a lock held by the caller was released on this path; takes
 	// after it are not reported as taken while the caller holds its locks.
-	outer bool
+	outer    bool
+	outerRel []string // which caller's locks: their paths, sorted
 	facts []fact // condition values the branches taken say (cond.go), sorted by key
 }
 
@@ -105,6 +106,29 @@ func (s State) without(path string) State {
 		s.released = slices.Insert(slices.Clone(s.released), j, path)
 	}
 	return s
+}
+
+// releasedOuter records that the caller's lock at path was released on
+// this path.
+func (s State) releasedOuter(path string) State {
+	s.outer = true
+	if i, found := slices.BinarySearch(s.outerRel, path); !found {
+		s.outerRel = slices.Insert(slices.Clone(s.outerRel), i, path)
+	}
+	return s
+}
+
+// union merges two sorted sets of paths.
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // drop forgets a hold that is not held on this path after all (a tagged
@@ -164,7 +188,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			j++
 		}
 	}
-	out := State{holds: holds, outer: a.outer || b.outer}
+	out := State{holds: holds, outer: a.outer || b.outer, outerRel: union(a.outerRel, b.outerRel)}
 	for _, p := range a.released {
 		if b.wasReleased(p) {
 			out.released = append(out.released, p)
@@ -254,7 +278,7 @@ func joinDefers(a, b []deferred) []deferred {
 
 func (s State) equal(t State) bool {
 	return slices.Equal(s.holds, t.holds) && slices.Equal(s.released, t.released) &&
-		slices.Equal(s.defers, t.defers) && s.outer == t.outer && slices.Equal(s.facts, t.facts)
+		slices.Equal(s.defers, t.defers) && s.outer == t.outer && slices.Equal(s.facts, t.facts) && slices.Equal(s.outerRel, t.outerRel)
 }
 
 func remove(xs []string, x string) []string {

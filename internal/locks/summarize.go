@@ -38,6 +38,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		return &Summary{}
 	}
 	e.fieldFuncs = e.scanFieldFuncs()
+	e.selfBound = e.scanSelfBound()
 	e.scanAliases()
 	for _, fn := range p.Funcs {
 		e.infos[fn] = &funcInfo{}

@@ -75,7 +75,7 @@ func (w *walker) acquire(h Hold, s State) State {
 		w.edgesTo(s, h, h.Pos, nil, true)
 	}
 	if w.final {
-		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, cond: w.condStep(), Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), Sub: h.Sub})
 	}
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++
@@ -129,7 +129,7 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 		w.info.addRelease(h)
 	}
 	s = s.without(h.Path)
-	s.outer = true
+	s = s.releasedOuter(h.Path)
 	return s
 }
 
