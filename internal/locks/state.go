@@ -73,7 +73,7 @@ type State struct {
 	// after it are not reported as taken while the caller holds its locks.
 	outer    bool
 	outerRel []string // which caller's locks: their paths, sorted
-	facts []fact // condition values the branches taken say (cond.go), sorted by key
+	facts    []fact   // condition values the branches taken say (cond.go), sorted by key
 }
 
 func (s State) find(path string) (Hold, bool) {
