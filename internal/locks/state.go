@@ -54,6 +54,9 @@ type Hold struct {
 	tagKey string
 	tagVal constant.Value
 	tagNeg bool
+	// leaky: a maybe-hold that merges a path holding it for sure with one
+	// that released it for sure (see oneSided).
+	leaky bool
 }
 
 // deferred is one pending defer, replayed at RunDefers in reverse order.
@@ -181,6 +184,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			h.Maybe = h.Maybe || o.Maybe
 			h.Loop = h.Loop || o.Loop
 			h.Lent = h.Lent || o.Lent
+			h.leaky = h.leaky || o.leaky
 			h.Shared = h.Shared || o.Shared
 			h.tagKey, h.tagVal, h.tagNeg = bothSidedTag(a.holds[i], a, o, b)
 			holds = append(holds, h)
@@ -207,6 +211,10 @@ func join2(a, b State, aBack, bBack bool) State {
 // with a condition whose value tells the sides apart, when there is one.
 func oneSided(h Hold, in, other State, back bool) Hold {
 	h.Loop = h.Loop || back
+	// Held for sure here and unlocked for sure there: one of the merged
+	// paths keeps a lock the other releases (a break out of a loop with
+	// the lock held), not a guess (a hand-off or a maybe-defer).
+	h.leaky = h.leaky || !h.Maybe && other.wasReleased(h.Path)
 	if h.Maybe && h.tagKey != "" {
 		if v, ok := other.known(h.tagKey); ok && constant.Compare(v, token.EQL, h.tagVal) == h.tagNeg {
 			return h // its condition fails on the other side too

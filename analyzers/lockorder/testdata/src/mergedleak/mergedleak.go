@@ -1,0 +1,54 @@
+// Package mergedleak: a lock taken for sure and released on some paths
+// only, where the paths merge before a single return, leaks on the others.
+// Paths that hand the unlock to a goroutine, or defer it on some paths
+// only, are not such a merge.
+package mergedleak
+
+import "sync"
+
+type Queue struct {
+	mu    sync.Mutex
+	items []int
+}
+
+// drain breaks out of the loop with the lock held on the first path and
+// releases it on the second: the single return leaks it.
+func (q *Queue) drain(stop int) {
+	q.mu.Lock()
+	for _, it := range q.items {
+		if it == stop {
+			break
+		}
+		if it < 0 {
+			q.mu.Unlock()
+			break
+		}
+	}
+	return // want `Queue.mu taken at mergedleak.go:\d+ is still held on some paths into this return and released on others`
+}
+
+// drainOK releases on every path. Silent.
+func (q *Queue) drainOK(stop int) {
+	q.mu.Lock()
+	for _, it := range q.items {
+		if it == stop {
+			q.mu.Unlock()
+			return
+		}
+	}
+	q.mu.Unlock()
+}
+
+func (q *Queue) finish() { q.mu.Unlock() }
+
+// handOff lets a goroutine release on one path. Silent.
+func (q *Queue) handOff(async bool) {
+	q.mu.Lock()
+	if async {
+		go q.finish()
+	} else {
+		q.mu.Unlock()
+	}
+}
+
+var _ = []any{(*Queue).drain, (*Queue).drainOK, (*Queue).handOff}
