@@ -1,6 +1,10 @@
 package confined_test
 
 import (
+	"bytes"
+	"go/format"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -28,9 +32,9 @@ func TestOtherRoleAndRecv(t *testing.T)           { run(t, "roles") }
 func TestRoleCalls(t *testing.T)                  { run(t, "calls") }
 func TestCommitCallLeftToRevokepath(t *testing.T) { run(t, "commitcall") }
 
-func TestAPIBoundaryFix(t *testing.T) {
+func TestSuggestedFixes(t *testing.T) {
 	t.Parallel()
-	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), confined.Analyzer, "apiboundary")
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), confined.Analyzer, "apiboundary", "runtimefix", "directivefix")
 }
 
 // TestAsyncFlag checks that -confined.async makes a user API's function
@@ -67,3 +71,17 @@ func TestFeatureGenerated(t *testing.T) { run(t, "features_generated") }
 func TestFeatureTests(t *testing.T)     { run(t, "features_tests") }
 func TestFeatureCgo(t *testing.T)       { run(t, "features_cgo") }
 func TestFeatureSuppress(t *testing.T)  { run(t, "features_suppress") }
+
+// TestFixedFilesAreGofmtClean: applying the suggested fixes leaves gofmt'd
+// code gofmt'd (the blank // before a directive, bodies spread over lines).
+func TestFixedFilesAreGofmtClean(t *testing.T) {
+	for _, name := range []string{"apiboundary/apiboundary.go.golden", "runtimefix/runtimefix.go.golden"} {
+		src, err := os.ReadFile(filepath.Join(analysistest.TestData(), "src", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+			t.Errorf("%s is not gofmt-clean (err %v):\n%s", name, err, formatted)
+		}
+	}
+}

@@ -70,6 +70,14 @@ var directiveChecks = []Check{
 		Fix:   "Name the function-typed parameter that runs on another goroutine.",
 	},
 	{
+		Category: "directive-async", Analyzer: "directive", Level: Error,
+		Title: "async names no function with a function argument",
+		Text:  "A file-level //confined:async PKG.FUNC argN must name a function or method of this package or of a package it imports, and N must be one of its function-typed arguments (arg0 is the first; the receiver does not count). The message names the closest match.",
+		Wrong: "//confined:async example.com/pool.(*Pool).Sumbit arg0",
+		Right: "//confined:async example.com/pool.(*Pool).Submit arg0",
+		Fix:   "Correct the name or the argument index; the -confined.async flag takes the same names (with :argN).",
+	},
+	{
 		Category: "directive-role", Analyzer: "directive", Level: Error,
 		Title: "Role that no entry declares",
 		Text:  "A role other than control must be declared by a //confined:entry ROLE function in the package or one of its dependencies; an undeclared role is usually a typo and would make every access look foreign.",

@@ -49,6 +49,9 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 				}
 				if ok && p == nil {
 					items = append(items, item{d: d, comment: cm, group: g})
+					if p2 := secondDirective(d, cm.Text, cm.Slash); p2 != nil {
+						c.set.Problems = append(c.set.Problems, *p2)
+					}
 				}
 			}
 		}
@@ -93,6 +96,10 @@ type collector struct {
 	claims        map[*ast.CommentGroup]*site
 	localRoles    map[string]bool
 	varNames      []string // package-level var names, computed on first use
+	// visible maps the path of this package and of every package it
+	// imports, directly or not, to the package: what //confined:async may
+	// name. Computed on first use.
+	visible map[string]*types.Package
 }
 
 // place attaches one directive according to where it was written.
@@ -105,6 +112,9 @@ func (c *collector) place(it item) {
 	switch {
 	case d.Verb == Ignore:
 		c.placeIgnore(it, st)
+		return
+	case d.Verb == Async:
+		c.placeAsync(it, st)
 		return
 	case d.Verb == Force && st.kind != siteFunc:
 		c.placeForce(it, st)
@@ -239,6 +249,17 @@ func (c *collector) report(analyzer, category string, pos, end token.Pos, format
 	c.set.Problems = append(c.set.Problems, *newProblem(analyzer, category, pos, end, format, args...))
 }
 
+// reportFix reports a problem with argument a whose correction, when fix
+// is not "", replaces a's text with fix.
+func (c *collector) reportFix(analyzer, category string, a Arg, commentEnd token.Pos, fix string, format string, args ...any) {
+	end := argEnd(a, commentEnd)
+	p := newProblem(analyzer, category, a.Pos, end, format, args...)
+	if fix != "" {
+		p.Fix = &Edit{Pos: a.Pos, End: end, Text: fix}
+	}
+	c.set.Problems = append(c.set.Problems, *p)
+}
+
 // finish puts every list in a deterministic order.
 func (c *collector) finish() {
 	roles := map[string]bool{}
@@ -264,5 +285,8 @@ func (c *collector) finish() {
 	})
 	// One directive on several names (var a, b int) reports a shared
 	// problem once.
-	c.set.Problems = slices.Compact(c.set.Problems)
+	c.set.Problems = slices.CompactFunc(c.set.Problems, func(a, b Problem) bool {
+		a.Fix, b.Fix = nil, nil // one correction per problem, however often found
+		return a == b
+	})
 }

@@ -161,7 +161,7 @@ func (e *engine) peerTaking(ops []chanOp, class string, mine map[*roots.Root]boo
 func (e *engine) startedTaking(ops []chanOp, class string, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		switch r.Kind {
-		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
+		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback, roots.KindSerialized:
 		default:
 			continue
 		}
