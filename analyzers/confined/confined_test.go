@@ -31,6 +31,7 @@ func TestNoAnnotations(t *testing.T)              { run(t, "plain") }
 func TestOtherRoleAndRecv(t *testing.T)           { run(t, "roles") }
 func TestRoleCalls(t *testing.T)                  { run(t, "calls") }
 func TestCommitCallLeftToRevokepath(t *testing.T) { run(t, "commitcall") }
+func TestSerialized(t *testing.T)                 { run(t, "serialized") }
 
 func TestSuggestedFixes(t *testing.T) {
 	t.Parallel()

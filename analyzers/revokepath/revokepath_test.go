@@ -25,6 +25,7 @@ func TestRevokePath(t *testing.T) {
 		"problems",                         // misplaced directives; //confined:ignore
 		"closurestart", "closurestart/app", // entries started from closures and errgroup: silent
 		"sharedcommit", // inline commits through a shared helper: at each root's own call
+		"kgoserialized", // //confined:serialized revoke callbacks: checked as control
 	)
 }
 
