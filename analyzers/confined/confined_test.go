@@ -2,9 +2,11 @@ package confined_test
 
 import (
 	"bytes"
+	"fmt"
 	"go/format"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -32,6 +34,7 @@ func TestOtherRoleAndRecv(t *testing.T)           { run(t, "roles") }
 func TestRoleCalls(t *testing.T)                  { run(t, "calls") }
 func TestCommitCallLeftToRevokepath(t *testing.T) { run(t, "commitcall") }
 func TestSerialized(t *testing.T)                 { run(t, "serialized") }
+func TestAsyncDirective(t *testing.T)             { run(t, "asyncdecl/app", "asyncdecl/user") }
 
 func TestSuggestedFixes(t *testing.T) {
 	t.Parallel()
@@ -49,7 +52,34 @@ func TestAsyncFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	analysistest.Run(t, analysistest.TestData(), confined.Analyzer, "asyncflag")
+
+	// Entries that match nothing fail the run, naming the closest match;
+	// the value receiver form and the star-less method form are one API.
+	for spec, want := range map[string]string{
+		"asyncflag.(*Pool).Rnu:arg0": "-confined.async=asyncflag.(*Pool).Rnu:arg0: package asyncflag has no method Pool.Rnu; did you mean asyncflag.(*Pool).Run?",
+		"asyncflag.Pool.Run:arg1":    "-confined.async=asyncflag.Pool.Run:arg1: asyncflag.(*Pool).Run takes 1 arguments (arg0 func()), so it has no arg1",
+	} {
+		roots.Default = roots.NewTable()
+		if err := confined.Analyzer.Flags.Set("async", spec); err != nil {
+			t.Fatal(err)
+		}
+		var rec recordingT
+		analysistest.Run(&rec, analysistest.TestData(), confined.Analyzer, "asyncflag")
+		if !strings.Contains(rec.String(), want) {
+			t.Errorf("-confined.async=%s: want an error containing %q, got:\n%s", spec, want, rec.String())
+		}
+	}
+	roots.Default = roots.NewTable()
+	if err := confined.Analyzer.Flags.Set("async", "asyncflag.Pool.Run:arg0"); err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, analysistest.TestData(), confined.Analyzer, "asyncflag")
 }
+
+// recordingT collects what analysistest reports instead of failing.
+type recordingT struct{ strings.Builder }
+
+func (r *recordingT) Errorf(format string, args ...any) { fmt.Fprintf(r, format+"\n", args...) }
 
 func run(t *testing.T, pkgs ...string) {
 	t.Helper()

@@ -145,7 +145,11 @@ func lookupFunc(pkg *types.Package, ref funcRef) *types.Func {
 	if !types.IsInterface(t) {
 		t = types.NewPointer(t) // *T's method set holds T's methods too
 	}
-	fn, _ := types.NewMethodSet(t).Lookup(pkg, ref.member).Obj().(*types.Func)
+	sel := types.NewMethodSet(t).Lookup(pkg, ref.member)
+	if sel == nil {
+		return nil
+	}
+	fn, _ := sel.Obj().(*types.Func)
 	return fn
 }
 

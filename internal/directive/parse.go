@@ -119,7 +119,7 @@ func secondDirective(first Directive, text string, pos token.Pos) *Problem {
 	if !isDirective && p == nil {
 		return nil
 	}
-	owner, spelling := Confined, strings.TrimSpace(rest)
+	owner, spelling := Confined, "//"+strings.TrimSpace(cutTrailingComment(rest[2:]))
 	switch {
 	case isDirective && d.Verb != "":
 		owner = d.owner()

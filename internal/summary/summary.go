@@ -43,13 +43,6 @@ type Result struct {
 func (r *Result) Directives() *directive.Set { return r.Package.Directives }
 
 func run(pass *analysis.Pass) (any, error) {
-	if roots.Default.HasUserEntries() {
-		// Under go vet each package sees only its imports: an entry is
-		// judged by the packages that can see its package.
-		if err := roots.Default.Check(directive.VisiblePackages(pass.Pkg), true); err != nil {
-			return nil, err
-		}
-	}
 	set := directive.Collect(pass.Fset, pass.Files, pass.Pkg, pass.TypesInfo, importedRoles(pass))
 	decls := exportDecls(pass, set)
 	exportAsync(pass, set)
