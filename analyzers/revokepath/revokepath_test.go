@@ -24,7 +24,7 @@ func TestRevokePath(t *testing.T) {
 		"nodirectives",                     // no directives: silent, no panic
 		"problems",                         // misplaced directives; //confined:ignore
 		"closurestart", "closurestart/app", // entries started from closures and errgroup: silent
-		"sharedcommit", // inline commits through a shared helper: at each root's own call
+		"sharedcommit",  // inline commits through a shared helper: at each root's own call
 		"kgoserialized", // //confined:serialized revoke callbacks: checked as control
 	)
 }

@@ -47,7 +47,9 @@ func TestVersionLine(t *testing.T) {
 	writeFiles(t, mod, map[string]string{"go.mod": "module example.com/v\n\ngo 1.26\n", "v.go": "package v\n"})
 	sarif, _, _ := runBinary(t, mod, nil, "-f", "sarif", "./...")
 	var log struct {
-		Runs []struct{ Tool struct{ Driver struct{ Version string } } }
+		Runs []struct {
+			Tool struct{ Driver struct{ Version string } }
+		}
 	}
 	if err := json.Unmarshal([]byte(sarif), &log); err != nil || len(log.Runs) != 1 {
 		t.Fatalf("SARIF: %v\n%s", err, sarif)
