@@ -215,6 +215,17 @@ func EnclosingFunc(files []*ast.File, pos token.Pos) *ast.FuncDecl {
 	return nil
 }
 
+// FuncKeyword is where the func declaration whose name is at name starts
+// (its func keyword), where findings about a declaration sit and where a
+// directive goes; name itself when it names no func declaration (a
+// closure).
+func FuncKeyword(files []*ast.File, name token.Pos) token.Pos {
+	if fd := EnclosingFunc(files, name); fd != nil && fd.Name.Pos() == name {
+		return fd.Pos()
+	}
+	return name
+}
+
 // UsedIgnores is the result type of lockorder and revokepath: the ignores
 // they applied, so confined can report the ones nobody used.
 type UsedIgnores = map[*directive.IgnoreComment]bool

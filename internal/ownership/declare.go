@@ -101,10 +101,7 @@ func (e *engine) calledFrom(r *roots.Root, set map[*ssa.Function]bool) bool {
 
 // funcLine is the position of fn's func keyword, where the directive goes.
 func (e *engine) funcLine(fn *ssa.Function) token.Pos {
-	if fd := diag.EnclosingFunc(e.p.Pass.Files, fn.Pos()); fd != nil && fd.Name.Pos() == fn.Pos() {
-		return fd.Pos()
-	}
-	return fn.Pos()
+	return diag.FuncKeyword(e.p.Pass.Files, fn.Pos())
 }
 
 func isExported(fn *ssa.Function) bool {
