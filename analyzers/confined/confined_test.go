@@ -35,6 +35,7 @@ func TestRoleCalls(t *testing.T)                  { run(t, "calls") }
 func TestCommitCallLeftToRevokepath(t *testing.T) { run(t, "commitcall") }
 func TestSerialized(t *testing.T)                 { run(t, "serialized") }
 func TestAsyncDirective(t *testing.T)             { run(t, "asyncdecl/app", "asyncdecl/user") }
+func TestHandoffHelpers(t *testing.T)             { run(t, "handoffhelper") }
 
 func TestSuggestedFixes(t *testing.T) {
 	t.Parallel()

@@ -193,6 +193,9 @@ type builder struct {
 	table *Table
 	c     *Contexts
 	impls map[*types.Func][]*ssa.Function // cache of implementations
+	// uses memoises what functions do with the function values they
+	// are given (handoff.go).
+	uses map[ssa.Value]use
 	// declared holds the asynchronous APIs declared in code (this
 	// package's //confined:async and its imports' AsyncAPIs facts); nil
 	// until the first call passes a function value.

@@ -93,7 +93,19 @@ func (b *builder) scanCall(fn *ssa.Function, in ssa.CallInstruction) {
 			continue
 		}
 		// Any other call is assumed to call its function argument on the
-		// caller's goroutine (sort.Slice, slices.SortFunc...).
+		// caller's goroutine (sort.Slice, slices.SortFunc...), unless it is
+		// this package's function and starts it or hands it on (handoff.go).
+		if local := b.local(callee); local != nil && !call.IsInvoke() {
+			switch b.argUse(local, i) {
+			case useStarts:
+				b.c.escapes[target] = true
+				b.addForeignRoot(&Root{Kind: KindAsync, Func: target, Pos: in.Pos(), Via: program.FuncName(callee, b.p.Pass.Pkg)})
+				continue
+			case useHandsOff:
+				b.c.escapes[target] = true
+				continue
+			}
+		}
 		b.c.calls[fn] = append(b.c.calls[fn], Edge{Callee: target, Site: in.Pos()})
 	}
 }
