@@ -196,6 +196,10 @@ func analyze(o *options, patterns []string, stderr io.Writer) ([]finding, int) {
 	if n := printLoadErrors(stderr, pkgs); n > 0 {
 		status = exitError
 	}
+	if err := checkAsyncFlag(pkgs); err != nil {
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+		return nil, exitError
+	}
 	graph, err := checker.Analyze(o.selected(), pkgs, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "confinelint: %v\n", err)

@@ -212,7 +212,7 @@ func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool,
 func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		switch r.Kind {
-		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
+		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback, roots.KindSerialized:
 		default:
 			continue
 		}

@@ -177,9 +177,9 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		if h.Try || h.Loop || h.Lent || h.Inferred || declared[h.Path] || leaked[h.Path] || outer[h.Path] {
 			return true
 		}
-		// Held exactly where a condition (a callee's success) says, or
-		// acquired on success here (tryacquire.go).
-		if h.tagKey != "" || hasTry(w.info.tries, h.Path) {
+		// Held exactly where a callee's success says, or acquired on
+		// success here (tryacquire.go).
+		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) {
 			return true
 		}
 		if h.Maybe && w.unlocked[h.Path] {
