@@ -18,8 +18,10 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		return s.pushDefer(in)
 	case *ssa.Go:
 		// Runs on another goroutine: no effect on this one's locks, except
-		// that a goroutine unlocking our lock takes that unlock over.
-		return w.goHandOff(&in.Call, w.handOff([]ssa.Value{in.Call.Value}, s))
+		// that a goroutine unlocking our lock takes that unlock over: the
+		// function started, or a closure it is given to run
+		// (go withRecover(func() { defer b.lock.Unlock() ... })).
+		return w.goHandOff(&in.Call, w.handOff(append([]ssa.Value{in.Call.Value}, in.Call.Args...), s))
 	case *ssa.Call:
 		if op, lv := lockop.Classify(in.Common()); op != lockop.None {
 			return w.lockOp(op, lv, in.Pos(), s)

@@ -89,4 +89,30 @@ func (c *Conn) write(p []byte, async bool) {
 	c.finish()
 }
 
-var _ = []any{(*Index).start, (*Index).lookup, (*Table).start, (*Table).set, (*Table).lookup, (*Conn).write}
+func withRecover(fn func()) {
+	defer func() { _ = recover() }()
+	fn()
+}
+
+// open locks and hands the unlock to the closure a goroutine runs through
+// a helper: open takes nothing for its callers. Silent.
+func (c *Conn) open() error {
+	c.mu.Lock()
+	go withRecover(func() {
+		defer c.mu.Unlock()
+		c.buf = nil
+	})
+	return nil
+}
+
+// status locks after open. Silent.
+func (c *Conn) status() int {
+	if err := c.open(); err != nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.buf)
+}
+
+var _ = []any{(*Conn).status, (*Index).start, (*Index).lookup, (*Table).start, (*Table).set, (*Table).lookup, (*Conn).write}
