@@ -181,6 +181,7 @@ func maybeApplied(before, after State) State {
 	for _, h := range before.holds {
 		if _, still := after.find(h.Path); !still {
 			h.Maybe = true
+			h.leaky = false // the defer registered on some paths explains it
 			after = after.with(h)
 		}
 	}

@@ -51,4 +51,18 @@ func (q *Queue) handOff(async bool) {
 	}
 }
 
-var _ = []any{(*Queue).drain, (*Queue).drainOK, (*Queue).handOff}
+// readErr retakes the lock on the error path only, with a deferred
+// unlock there: released on every path. Silent.
+func (q *Queue) readErr(fail bool) (n int) {
+	q.mu.Lock()
+	n = len(q.items)
+	q.mu.Unlock()
+	if fail {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		q.items = nil
+	}
+	return
+}
+
+var _ = []any{(*Queue).readErr, (*Queue).drain, (*Queue).drainOK, (*Queue).handOff}
