@@ -53,11 +53,15 @@ func (q *Queue) handOff(async bool) {
 
 // readErr retakes the lock on the error path only, with a deferred
 // unlock there: released on every path. Silent.
-func (q *Queue) readErr(fail bool) (n int) {
+func (q *Queue) readErr(read func() error) (n int, err error) {
 	q.mu.Lock()
-	n = len(q.items)
+	closed := q.items == nil
 	q.mu.Unlock()
-	if fail {
+	if closed {
+		return 0, nil
+	}
+	err = read()
+	if err != nil {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		q.items = nil
