@@ -219,6 +219,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				if o, ok := s.underOtherName(Hold{Path: p, Class: r.Class}); ok {
 					p = o.Path
 				}
+				w.unlocked[p] = true
 				if _, held := s.find(p); !held {
 					if w.final {
 						w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
@@ -270,7 +271,13 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// Only a callee that takes the lock on every path to its
 			// return is a double lock; one that may take it depends on
 			// values the analysis does not follow.
-			if old, held := s.find(p); held && w.report && !old.Maybe && !inline && !old.Opaque && tk.cond == 0 {
+			// A lock maybe-held over the loop's back-edge and taken for
+			// sure again is a re-lock on the next iteration (as for a
+			// direct Lock), when this function unlocks it somewhere or
+			// took it through a helper.
+			old, held := s.find(p)
+			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
+			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
 			}
 		}

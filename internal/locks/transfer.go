@@ -91,7 +91,7 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	held := w.e.at(old.Pos)
 	first := diag.Hop{Pos: old.Pos, What: h.Name + " first taken here"}
 	switch {
-	case old.Maybe && old.Loop && via == "" && w.unlocked[h.Path]:
+	case old.Maybe && old.Loop && (w.unlocked[h.Path] || old.Inferred):
 		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first)
 	case old.Maybe:
 	case old.Shared && h.Shared:
