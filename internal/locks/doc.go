@@ -22,12 +22,17 @@
 // # Decisions where the contract is silent
 //
 //   - Joins: a lock held on some incoming paths only is "maybe held". Maybe
-//     holds never produce double-lock or leak findings, nor order edges: a
-//     path-insensitive analysis cannot tell `if c { mu.Lock() } ... if c
-//     { mu.Unlock() }` from a bug. The one exception: a lock maybe-held
-//     only over a loop back-edge, locked again in the loop and unlocked
-//     somewhere in the function, is a re-lock on the next iteration
-//     [lock-leak]. Annotations are must-hold, as checklocks: a guarded
+//     holds produce no double-lock findings or order edges. The walk
+//     follows branch conditions (cond.go): a maybe-hold is tagged with the
+//     condition that told the merged paths apart, and a later branch on
+//     the same value (by path: two loads of one flag agree) makes it
+//     definite or drops it, so `if c { mu.Lock() } ... if c { mu.Unlock()
+//     }` balances; branches a known value rules out (a constant, a flag
+//     tested before, a parameter bound to a constant at the call:
+//     specialize.go) are dead. A lock maybe-held over a loop back-edge and
+//     taken again for sure in the loop, directly or by a call, where the
+//     function unlocks it somewhere or took it through a helper, is a
+//     re-lock on the next iteration [lock-leak]. Annotations are must-hold, as checklocks: a guarded
 //     access or a call requiring a lock needs it on every path, and a
 //     maybe-held lock at a return is an inconsistent return state
 //     (returns.go lists what does not count).
@@ -37,12 +42,19 @@
 //     Same-class nesting also adds no order edge. Locks behind a
 //     sync.Locker interface are never double-locked (RLocker).
 //   - Leaks: a lock taken here, definitely held on one return path and
-//     definitely released on another, leaks on the first. A lock held on
-//     every return is the function's effect (a lock helper): inferred like
-//     `acquires`, applied at call sites and exported. Locks taken by
-//     TryLock and locks whose unlock is handed to a closure passed to a
-//     call (a completion callback) are not leaks. Panicking paths (the
-//     recover block) are not return paths.
+//     definitely released on another, leaks on the first; so does one
+//     held for sure on one path and released for sure on another where
+//     the two merge before a single return (Hold.leaky; not when the merge
+//     is explained by a defer registered on some paths, or an unlock
+//     handed to a goroutine). A lock held on every return is the
+//     function's effect (a lock helper): inferred like `acquires`, applied
+//     at call sites and exported. A lock held exactly on the returns
+//     reporting success (nil error, or a non-nil handle) and released on
+//     the others is acquired on success (tryacquire.go, Clang's
+//     TRY_ACQUIRE): callers hold it where their test of the result says
+//     success. Locks taken by TryLock and locks whose unlock is handed to
+//     a closure passed to a call or to a started goroutine are not leaks.
+//     Panicking paths (the recover block) are not return paths.
 //   - Unlock not held: only when the same path was unlocked before on every
 //     path (a double unlock). An unlock of a lock never taken in the
 //     function releases the caller's lock and becomes part of its summary.
@@ -74,12 +86,23 @@
 //     takes the most certain, then the shortest, witness is kept. A lock
 //     taken on both branches of an if counts as conditional (dominance,
 //     not a must-dataflow): accepted.
-//   - Lock classes are refined by the value struct field holding the
-//     lock's struct (Hold.Sub): c.in.Mutex and c.out.Mutex are both class
-//     halfConn.Mutex but never the same lock. A cycle closes only where
-//     consecutive edges meet on refinements that can be equal (unknown,
-//     through a pointer, matches any), so c.in -> hs and hs -> c.out is no
-//     inversion; messages keep naming the class.
+//   - Lock classes are refined by how the lock's struct was reached
+//     (Hold.Sub, objects.Index.Via): the value struct field holding it
+//     (c.in.Mutex and c.out.Mutex are both halfConn.Mutex but never the
+//     same lock), or the alias group of the pointer field it was loaded
+//     from (a Store as Node.wal and as Table.data, when the package never
+//     puts one field's object into the other). A cycle closes only where
+//     consecutive edges meet on refinements that can be equal (unknown
+//     matches any), so c.in -> hs and hs -> c.out is no inversion;
+//     messages keep naming the class. Locks in anonymous struct fields are
+//     classes of their own, named by the field (Store.coalescedMu).
+//   - Which object: paths, freshness and publication come from package
+//     objects. A lock of an object this function created and has not yet
+//     published (objects.Index.Private: no publication of that allocation
+//     can have run since it executed; the publishing instruction itself
+//     counts as published) orders nothing: no other goroutine can hold
+//     it. A callee that releases the caller's lock and takes it again
+//     retakes it under the caller's other locks: edges.
 //   - Edges are exported as the package's own; the facts of every
 //     transitive dependency are visible to the analysis (AllPackageFacts),
 //     so a cycle across packages is found where it closes. One witness
