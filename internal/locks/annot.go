@@ -202,6 +202,7 @@ func (w *walker) finishReturns() {
 		outer[r.Path] = true
 	}
 	if w.report {
+		w.goroutineLeaks(leaked)
 		w.checkResultLocks()
 		declared := map[string]bool{}
 		for p := range mustHold {

@@ -70,3 +70,49 @@ func (q *Queue) readErr(read func() error) (n int, err error) {
 }
 
 var _ = []any{(*Queue).readErr, (*Queue).drain, (*Queue).drainOK, (*Queue).handOff}
+
+// Worker's goroutine takes its lock through helpers and ends holding it
+// on the stop path, while every other path releases it.
+type Worker struct {
+	mu   sync.Mutex
+	n    int
+	stop chan struct{}
+	work chan int
+}
+
+func (w *Worker) acquire() { w.mu.Lock() }
+func (w *Worker) release() { w.mu.Unlock() }
+
+func (w *Worker) start() {
+	go func() {
+		for {
+			w.acquire()
+			select {
+			case <-w.stop:
+				return // want `Worker.mu taken at mergedleak.go:\d+ is still held when the goroutine started by the go statement ends here`
+			case x := <-w.work:
+				w.n += x
+			}
+			w.release()
+		}
+	}()
+}
+
+var _ = (*Worker).start
+
+// Solo's lock is taken by its goroutine only: nobody can block on it.
+// Silent.
+type Solo struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (s *Solo) start(stop chan struct{}) {
+	go func() {
+		s.mu.Lock()
+		<-stop
+		s.n++
+	}()
+}
+
+var _ = (*Solo).start
