@@ -279,6 +279,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
 			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
+			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && tk.cond == 0 {
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
 			}
 		}
 		if w.report {

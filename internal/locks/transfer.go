@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/token"
+	"strings"
 
 	"github.com/confinelint/confinelint/internal/diag"
 
@@ -72,6 +73,8 @@ func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) Stat
 func (w *walker) acquire(h Hold, s State) State {
 	if old, held := s.find(h.Path); held && w.report && !old.Opaque && !h.Opaque {
 		w.reportRelock(old, h, h.Pos, "")
+	} else if old, why := w.copiedAlias(s, h); why != "" && w.report {
+		w.reportRelock(old, h, h.Pos, why)
 	}
 	if w.report {
 		w.edgesTo(s, h, h.Pos, nil, true)
@@ -133,6 +136,27 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 	s = s.without(h.Path)
 	s = s.releasedOuter(h.Path)
 	return s
+}
+
+// copiedAlias finds a held lock that h is probably under another path: the
+// same class reached through the same pointer field group, whose objects
+// the package hands from one to another (child.tree = parent.tree: the
+// tree of a node and of its child are one tree). why says so for the
+// message, "" when there is none.
+func (w *walker) copiedAlias(s State, h Hold) (Hold, string) {
+	if h.Class == "" || h.Opaque || !strings.HasPrefix(h.Sub, "ptr:") {
+		return Hold{}, ""
+	}
+	for _, o := range s.holds {
+		if o.Class != h.Class || o.Sub != h.Sub || o.Maybe || o.Opaque || o.Path == h.Path {
+			continue
+		}
+		if at, ok := w.e.objs.Copied(h.Sub); ok {
+			field := shortClass(strings.TrimPrefix(h.Sub, "ptr:"))
+			return o, ", the same lock through " + field + ", which the package copies from object to object (at " + w.e.at(at) + "),"
+		}
+	}
+	return Hold{}, ""
 }
 
 // underOtherName finds the hold an unlock of h releases when h's path is

@@ -5,6 +5,7 @@ import (
 	"go/types"
 	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -290,4 +291,38 @@ func (x *Index) paramOrigins(p *ssa.Parameter, out map[string]bool, depth int) {
 
 func posKey(fn *ssa.Function, pos token.Pos) string {
 	return fn.RelString(nil) + "@" + strconv.Itoa(int(pos))
+}
+
+// Copied reports whether the package stores a value read from a field of
+// group sub ("ptr:...", see Via) into a field of the same group: a
+// back-pointer handed from object to object (child.tree = parent.tree),
+// so that the group's fields of different objects commonly hold the same
+// object. pos is such a store.
+func (x *Index) Copied(sub string) (pos token.Pos, copied bool) {
+	if !strings.HasPrefix(sub, "ptr:") {
+		return token.NoPos, false
+	}
+	fo := x.fieldRecord()
+	if fo.group == nil {
+		x.groups()
+	}
+	for f, vals := range fo.stores {
+		if fo.group[f] != sub {
+			continue
+		}
+		for _, v := range vals {
+			u, isLoad := Underlying(v).(*ssa.UnOp)
+			if !isLoad || u.Op != token.MUL {
+				continue
+			}
+			if fa, ok := u.X.(*ssa.FieldAddr); ok && fo.group[fieldOf(fa)] == sub {
+				at := fa.Pos()
+				if !pos.IsValid() || at.IsValid() && at < pos {
+					pos = at
+				}
+				copied = true
+			}
+		}
+	}
+	return pos, copied
 }
