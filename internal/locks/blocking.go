@@ -58,10 +58,12 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 			return []chanOp{{w.e.chanKey(w.fn, x.X, 0), false}}, "channel receive"
 		}
 	case *ssa.Select:
+		bounded := false // a timer case: the select returns when it fires
 		for _, st := range x.States {
 			ops = append(ops, chanOp{w.e.chanKey(w.fn, st.Chan, 0), st.Dir == types.SendOnly})
+			bounded = bounded || st.Dir == types.RecvOnly && timerChan(st.Chan)
 		}
-		if !x.Blocking {
+		if !x.Blocking || bounded {
 			return ops, ""
 		}
 		return ops, "select"
@@ -225,6 +227,24 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 		}
 	}
 	return nil
+}
+
+// timerChan reports whether ch is a timer's channel: time.After,
+// time.Tick, or the C of a time.Timer or time.Ticker.
+func timerChan(ch ssa.Value) bool {
+	switch v := objects.Underlying(ch).(type) {
+	case *ssa.Call:
+		if f := v.Call.StaticCallee(); f != nil && f.Pkg != nil && f.Pkg.Pkg.Path() == "time" {
+			return f.Name() == "After" || f.Name() == "Tick"
+		}
+	case *ssa.UnOp:
+		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
+			if f := fieldVar(fa); f != nil && f.Name() == "C" && f.Pkg() != nil && f.Pkg().Path() == "time" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasOpposite(have, ops []chanOp) bool {
