@@ -194,7 +194,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	if w.report {
 		w.e.recordClosureCall(w.fn, call, s)
 	}
-	s = w.handOff(call.Args, s)
+	s = w.handOff(call.Args, s, false)
 	for _, t := range w.targets(call) {
 		if w.report && t.exact {
 			s = w.checkCallDecl(&t, pos, s)
@@ -223,6 +223,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				if _, held := s.find(p); !held {
 					if w.final {
 						w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
+						w.info.addUnlock(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
 					}
 					s = s.releasedOuter(p)
 				}
@@ -317,7 +318,12 @@ func (w *walker) retakeEdges(t *target, tk take, h Hold, pos token.Pos, via *cal
 // call (a completion callback) or returned (a release func), takes that
 // unlock over, so the lock no longer counts as held here (nor as
 // definitely released).
-func (w *walker) handOff(vals []ssa.Value, s State) State {
+//
+// A goroutine started on it (started) takes over every unlock of the
+// caller's lock it makes at some point, also one it takes again after:
+// the goroutine of a semaphore (h.Unlock(); h.Lock() in its loop) holds
+// the caller's h from then on.
+func (w *walker) handOff(vals []ssa.Value, s State, started bool) State {
 	for _, a := range vals {
 		mc, ok := objects.Underlying(a).(*ssa.MakeClosure) // through a named func type, a variable
 		if !ok {
@@ -336,7 +342,7 @@ func (w *walker) handOff(vals []ssa.Value, s State) State {
 		if sum == nil {
 			continue
 		}
-		for _, r := range sum.releases {
+		for _, r := range sum.handedOver(started) {
 			p, ok := rewrite(r.Path, args, binds)
 			if inner, outer := objects.Outer(r.Path); outer {
 				p, ok = inner, true // the closure was made here
@@ -368,7 +374,7 @@ func (w *walker) goHandOff(call *ssa.CallCommon, s State) State {
 		if sum == nil {
 			continue
 		}
-		for _, r := range sum.releases {
+		for _, r := range sum.handedOver(true) {
 			if p, ok := t.rewrite(w.fn, r.Path); ok {
 				if _, held := s.find(p); held {
 					s = s.without(p)
@@ -378,6 +384,16 @@ func (w *walker) goHandOff(call *ssa.CallCommon, s State) State {
 		}
 	}
 	return s
+}
+
+// handedOver is what a function takes over of its caller's locks when
+// given them: what it releases, and, run as a goroutine of its own, what
+// it unlocks at some point.
+func (f *funcInfo) handedOver(started bool) []Hold {
+	if !started || len(f.unlocks) == 0 {
+		return f.releases
+	}
+	return append(slices.Clone(f.releases), f.unlocks...)
 }
 
 // condStep is 0 when the instruction being walked runs on every path to

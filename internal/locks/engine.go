@@ -60,10 +60,13 @@ type engine struct {
 // funcInfo is the summary of one function.
 type funcInfo struct {
 	takes    []take
-	acquires []Hold       // held on every return, taken inside (paths relative to the function)
-	releases []Hold       // the caller's locks it unlocks
-	tries    []tryAcquire // held on return exactly when it reports success
-	chans    []chanOp
+	acquires []Hold // held on every return, taken inside (paths relative to the function)
+	releases []Hold // the caller's locks it unlocks
+	// unlocks: the caller's locks it unlocks at some point, even if it
+	// takes them again (a semaphore's goroutine: h.Unlock(); h.Lock()).
+	unlocks []Hold
+	tries   []tryAcquire // held on return exactly when it reports success
+	chans   []chanOp
 }
 
 // take is one lock class acquired inside a function.
@@ -150,6 +153,19 @@ func (f *funcInfo) addTake(t take) {
 	if len(f.takes) < maxTakes {
 		f.takes = append(f.takes, t)
 	}
+}
+
+func (f *funcInfo) addUnlock(h Hold) {
+	if !portable(h.Path) {
+		return
+	}
+	for _, o := range f.unlocks {
+		if o.Path == h.Path {
+			return
+		}
+	}
+	h.Maybe, h.Loop = false, false
+	f.unlocks = append(f.unlocks, h)
 }
 
 func (f *funcInfo) addRelease(h Hold) {

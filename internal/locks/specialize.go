@@ -30,8 +30,13 @@ func (w *walker) summaryFor(t *target) *funcInfo {
 		if i >= len(t.vals) {
 			continue
 		}
+		if i >= len(t.fn.Params) {
+			continue
+		}
 		if c, ok := objects.Underlying(t.vals[i]).(*ssa.Const); ok && c.Value != nil && c.Value.Kind() != constant.Unknown {
-			known = append(known, fact{key: "p" + strconv.Itoa(i), val: c.Value})
+			// The key condKey gives the parameter inside the callee.
+			key := "p" + strconv.Itoa(i) + "#" + t.fn.Params[i].Type().String()
+			known = append(known, fact{key: key, val: c.Value})
 		}
 	}
 	if len(known) == 0 {

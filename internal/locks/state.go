@@ -200,7 +200,7 @@ func join2(a, b State, aBack, bBack bool) State {
 	}
 	out.defers = joinDefers(a.defers, b.defers)
 	for _, f := range a.facts {
-		if v, ok := b.known(f.key); ok && constant.Compare(v, token.EQL, f.val) {
+		if v, ok := b.known(f.key); ok && sameConst(v, f.val) {
 			out.facts = append(out.facts, f)
 		}
 	}
@@ -216,7 +216,7 @@ func oneSided(h Hold, in, other State, back bool) Hold {
 	// the lock held), not a guess (a hand-off or a maybe-defer).
 	h.leaky = h.leaky || !h.Maybe && other.wasReleased(h.Path)
 	if h.Maybe && h.tagKey != "" {
-		if v, ok := other.known(h.tagKey); ok && constant.Compare(v, token.EQL, h.tagVal) == h.tagNeg {
+		if v, ok := other.known(h.tagKey); ok && sameConst(v, h.tagVal) == h.tagNeg {
 			return h // its condition fails on the other side too
 		}
 	}
@@ -225,7 +225,7 @@ func oneSided(h Hold, in, other State, back bool) Hold {
 		return h
 	}
 	for _, f := range in.facts {
-		if v, ok := other.known(f.key); ok && !constant.Compare(v, token.EQL, f.val) {
+		if v, ok := other.known(f.key); ok && !sameConst(v, f.val) {
 			h.tagKey, h.tagVal = f.key, f.val
 			return h
 		}
@@ -239,7 +239,7 @@ func oneSided(h Hold, in, other State, back bool) Hold {
 func bothSidedTag(a Hold, as State, b Hold, bs State) (string, constant.Value, bool) {
 	switch {
 	case !a.Maybe && !b.Maybe:
-	case a.tagKey != "" && a.tagKey == b.tagKey && a.tagNeg == b.tagNeg && constant.Compare(a.tagVal, token.EQL, b.tagVal):
+	case a.tagKey != "" && a.tagKey == b.tagKey && a.tagNeg == b.tagNeg && sameConst(a.tagVal, b.tagVal):
 		return a.tagKey, a.tagVal, a.tagNeg
 	case !a.Maybe && b.tagKey != "" && as.satisfies(b):
 		return b.tagKey, b.tagVal, b.tagNeg
@@ -252,7 +252,7 @@ func bothSidedTag(a Hold, as State, b Hold, bs State) (string, constant.Value, b
 // satisfies reports whether s knows h's tag condition to hold.
 func (s State) satisfies(h Hold) bool {
 	v, ok := s.known(h.tagKey)
-	return ok && constant.Compare(v, token.EQL, h.tagVal) != h.tagNeg
+	return ok && sameConst(v, h.tagVal) != h.tagNeg
 }
 
 // joinDefers keeps defers registered on both sides in order, and those

@@ -22,7 +22,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		// that a goroutine unlocking our lock takes that unlock over: the
 		// function started, or a closure it is given to run
 		// (go withRecover(func() { defer b.lock.Unlock() ... })).
-		return w.goHandOff(&in.Call, w.handOff(append([]ssa.Value{in.Call.Value}, in.Call.Args...), s))
+		return w.goHandOff(&in.Call, w.handOff(append([]ssa.Value{in.Call.Value}, in.Call.Args...), s, true))
 	case *ssa.Call:
 		if op, lv := lockop.Classify(in.Common()); op != lockop.None {
 			return w.lockOp(op, lv, in.Pos(), s)
@@ -34,7 +34,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		return w.runDefers(in.Pos(), s)
 	case *ssa.Return:
 		// The recover block's return ends a panicking path: not a leak.
-		s = w.handOff(in.Results, s)
+		s = w.handOff(in.Results, s, false)
 		if w.final && in.Block() != w.fn.Recover {
 			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, ret: in})
 		}
@@ -114,6 +114,9 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 			return s.with(old)
 		}
 		if old.Maybe { // unknown afterwards: not "definitely released"
+			if w.final {
+				w.info.addUnlock(h) // on some paths, maybe the caller's
+			}
 			s = s.without(h.Path)
 			s.released = remove(s.released, h.Path)
 			return s
@@ -132,6 +135,7 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 	// Never taken here: the caller's lock, released on its behalf.
 	if w.final {
 		w.info.addRelease(h)
+		w.info.addUnlock(h)
 	}
 	s = s.without(h.Path)
 	s = s.releasedOuter(h.Path)
