@@ -230,7 +230,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	name := w.e.funcName(t.fn)
 	step := w.condStep()
 	for _, tk := range sum.takes {
-		if tk.afterRelease || tk.cond+step > maxCond || tk.Via.len()+1 > maxVia {
+		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact}
+		if tk.afterRelease || next.cond > maxCond || tk.Via.len()+1 > next.viaBound() {
 			continue
 		}
 		via := tk.Via.push(name)
@@ -250,9 +251,9 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			}
 		}
 		if w.report {
-			w.edgesTo(s, h, pos, via, t.exact && tk.cond == 0)
+			w.edgesTo(s, h, pos, via, t.exact && tk.certain())
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: tk.cond + step, Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: next.cond, loose: next.loose, Sub: h.Sub})
 	}
 }
 
