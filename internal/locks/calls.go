@@ -189,6 +189,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 			for _, op := range sum.chans {
 				w.info.addChan(op)
 			}
+			w.callBlocks(&t, sum, pos, s)
 		}
 		if !t.exact {
 			continue

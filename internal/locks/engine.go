@@ -61,6 +61,7 @@ type funcInfo struct {
 	releases []Hold       // the caller's locks it unlocks
 	tries    []tryAcquire // held on return exactly when it reports success
 	chans    []chanOp
+	blocks   []blockOp // operations that block in it or its callees (condwait.go)
 }
 
 // take is one lock class acquired inside a function.

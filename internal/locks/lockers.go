@@ -16,7 +16,15 @@ import (
 // the Locker's origin is unknown.
 func (w *walker) lockerHold(lv ssa.Value, shared bool, pos token.Pos) (Hold, bool) {
 	l, ok := w.e.objs.LockerOf(lv)
-	if !ok || types.IsInterface(l.Base.Type()) && len(l.Fields) == 0 {
+	if !ok {
+		return Hold{}, false
+	}
+	return w.lockHold(l, shared, pos)
+}
+
+// lockHold describes a lock resolved by objects as a new hold.
+func (w *walker) lockHold(l objects.Lock, shared bool, pos token.Pos) (Hold, bool) {
+	if types.IsInterface(l.Base.Type()) && len(l.Fields) == 0 {
 		return Hold{}, false
 	}
 	shared = shared || l.Shared
