@@ -60,7 +60,7 @@ func TestFeatureBugs(t *testing.T) {
 // held across a wait inside a callee, and chains of certain takes deeper
 // than the bound on possible ones.
 func TestKeyedLockersWaitsChains(t *testing.T) {
-	for _, pkg := range []string{"lockeralias", "condwait", "condwaitmain", "mustchain"} {
+	for _, pkg := range []string{"perkey", "lockeralias", "condwait", "condwaitmain", "mustchain"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
 		})

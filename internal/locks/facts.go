@@ -9,6 +9,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/facts"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // Facts use lock paths relative to the declaration, as facts.DeclItem does
@@ -18,7 +19,7 @@ import (
 // toDeclPath renders an engine path for a fact; "" when not portable.
 func toDeclPath(fn *ssa.Function, path string) string {
 	root, rest := rootOf(path)
-	if strings.HasPrefix(root, "g:") {
+	if strings.HasPrefix(root, "g:") || objects.IsClassPath(path) {
 		return path
 	}
 	i := paramIndex(root, "p")
@@ -45,7 +46,7 @@ func fromDeclPath(sig *types.Signature, path, class, base string) string {
 	switch {
 	case path == "global":
 		return "g:" + class
-	case strings.HasPrefix(path, "g:"):
+	case strings.HasPrefix(path, "g:") || objects.IsClassPath(path):
 		return path
 	case path == "recv" || strings.HasPrefix(path, "recv."):
 		return "p0" + path[len("recv"):]

@@ -126,7 +126,7 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 	}
 	// Never taken here: the caller's lock, released on its behalf.
 	if w.final {
-		w.info.addRelease(h)
+		w.info.addRelease(byClass(h))
 	}
 	s = s.without(h.Path)
 	s.outer = true
@@ -138,7 +138,13 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 // result, a phi: tx.db.mu for the db the caller locked) may be the one
 // held under another name, matched by class.
 func (s State) underOtherName(h Hold) (Hold, bool) {
-	if _, held := s.find(h.Path); held || portable(h.Path) || h.Class == "" {
+	if _, held := s.find(h.Path); held || h.Class == "" {
+		return Hold{}, false
+	}
+	if o, ok := s.heldByClass(h.Class); ok {
+		return o, true // one key's lock a helper left held (keyed.go)
+	}
+	if portable(h.Path) {
 		return Hold{}, false
 	}
 	for _, o := range s.holds {

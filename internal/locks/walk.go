@@ -238,9 +238,12 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 	if v := lockop.ClassOf(lv); v != nil {
 		h.Class, h.Name = lockop.ClassKey(v), lockop.ShortName(v)
 		w.e.classVars[h.Class] = v
+	} else if c := lockop.ElementOf(lv); c != nil {
+		h.Class, h.Name = lockop.ElemKey(c), lockop.ElemName(c)
 	} else {
 		h.Name = sourceName(lv)
 	}
+	h.Keyed = h.Class != "" && lockop.Keyed(lv)
 	return h
 }
 
