@@ -135,15 +135,15 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 	var mine map[*roots.Root]bool // the roots fn runs on, when first needed
 	for _, h := range s.holds {
+		if h.Maybe || h.Class == "" {
+			continue
+		}
 		// A read lock blocks the unblocker only if it write-locks, or if a
 		// writer (anywhere) may be waiting: then its read lock queues too.
 		m := takeMode{class: h.Class}
 		if h.Shared {
 			m.exclusive, m.writer = true, w.e.writerOf(h.Class)
 			m.orShared = m.writer != ""
-		}
-		if h.Maybe || h.Class == "" {
-			continue
 		}
 		for _, b := range blocks {
 			if b.frees(h) {
@@ -208,16 +208,26 @@ func (e *engine) writeLocks(r *roots.Root, class string) bool {
 
 // writerOf names a function of the package that write-locks class, ""
 // when none does.
+// Asked in the checking phase only, when the summaries are final: the
+// answer is kept per class.
 func (e *engine) writerOf(class string) string {
+	if w, ok := e.writers[class]; ok {
+		return w
+	}
+	if e.writers == nil {
+		e.writers = map[string]string{}
+	}
 	for _, fn := range e.p.Funcs {
 		if info := e.infos[fn]; info != nil {
 			for _, t := range info.takes {
 				if t.Class == class && !t.Shared && t.Via == nil {
-					return e.funcName(fn)
+					e.writers[class] = e.funcName(fn)
+					return e.writers[class]
 				}
 			}
 		}
 	}
+	e.writers[class] = ""
 	return ""
 }
 

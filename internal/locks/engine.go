@@ -52,6 +52,7 @@ type engine struct {
 	specials     map[specKey]*funcInfo
 	specializing map[*ssa.Function]bool
 	tested       map[*ssa.Function][]int
+	writers      map[string]string // writerOf's answers, by class
 }
 
 // funcInfo is the summary of one function.

@@ -109,6 +109,41 @@ func (c *Cache) bump(k string) bool {
 	return true
 }
 
+// Locks looks the key's mutex up under mu and locks it after releasing
+// mu; the key's lock is named by the caller's path (l.m[k]).
+type Locks struct {
+	mu sync.Mutex
+	m  map[string]*sync.Mutex
+}
+
+func (l *Locks) LockKey(k string)   { l.mu.Lock(); m := l.m[k]; l.mu.Unlock(); m.Lock() }
+func (l *Locks) UnlockKey(k string) { l.mu.Lock(); m := l.m[k]; l.mu.Unlock(); m.Unlock() }
+
+type Jobs struct {
+	sync.RWMutex
+	locks *Locks
+	state map[string]int
+}
+
+// run holds the job's key lock, then write-locks the jobs.
+func (j *Jobs) run(k string) {
+	j.locks.LockKey(k)
+	defer j.locks.UnlockKey(k)
+	j.Lock()
+	j.state[k]++
+	j.Unlock()
+}
+
+// list takes each key's lock directly under the read lock.
+func (j *Jobs) list() {
+	j.RLock()
+	defer j.RUnlock()
+	for k := range j.state {
+		j.locks.m[k].Lock() // want `lock order inversion: Locks.m\[\] then Jobs.RWMutex in Jobs.run \(perkey.go:\d+ -> perkey.go:\d+\) but Jobs.RWMutex then Locks.m\[\] in Jobs.list \(perkey.go:\d+ -> perkey.go:\d+\) \[lock-order\]`
+		j.locks.m[k].Unlock()
+	}
+}
+
 // entry is a reference-counted per-key lock.
 type entry struct {
 	mu   sync.Mutex
@@ -219,4 +254,4 @@ func (g *Grid) swap(i, j int) {
 	g.cells[i].Unlock()
 }
 
-var _ = []any{(*Store).put, (*Store).flush, (*Cache).put, (*Cache).flush, (*Cache).move, (*Cache).bump, (*Images).pull, (*Images).prune, (*Table).update, (*Table).grow, (*Grid).set, (*Grid).swap}
+var _ = []any{(*Store).put, (*Store).flush, (*Cache).put, (*Cache).flush, (*Cache).move, (*Cache).bump, (*Jobs).run, (*Jobs).list, (*Images).pull, (*Images).prune, (*Table).update, (*Table).grow, (*Grid).set, (*Grid).swap}
