@@ -63,14 +63,15 @@ func (x *Index) lockerOf(v ssa.Value, depth int) (Lock, bool) {
 	if !ok {
 		return Lock{}, false
 	}
-	if lockop.IsCond(fa.X.Type()) && fieldOf(fa) != nil && fieldOf(fa).Name() == "L" {
+	if isCondL(fa) {
 		return x.condLock(fa.X, depth+1)
 	}
 	return x.fieldLock(fa, depth)
 }
 
-// condLock resolves the L of cond: a sync.NewCond call of this function,
-// or a Cond kept in a field (by pointer or by value).
+// condLock resolves the L of cond: a sync.NewCond call or a
+// &sync.Cond{L: l} of this function, or a Cond kept in a field (by
+// pointer or by value).
 func (x *Index) condLock(cond ssa.Value, depth int) (Lock, bool) {
 	if depth > maxLockerDepth {
 		return Lock{}, false
@@ -78,6 +79,12 @@ func (x *Index) condLock(cond ssa.Value, depth int) (Lock, bool) {
 	cond = Underlying(cond)
 	if arg, ok := lockop.NewCondArg(cond); ok {
 		return x.lockerOf(arg, depth+1)
+	}
+	if a, ok := cond.(*ssa.Alloc); ok {
+		if l := storedL(a); l != nil {
+			return x.lockerOf(l, depth+1)
+		}
+		return Lock{}, false
 	}
 	if load, ok := cond.(*ssa.UnOp); ok && load.Op == token.MUL {
 		cond = load.X // a *sync.Cond read from a field
@@ -132,22 +139,58 @@ func derefRel(r *relLock) (relLock, bool) {
 	return *r, true
 }
 
-// storedLock resolves one store into a Locker or Cond field relative to
-// the object stored into.
+// storedLock resolves one store into a Locker or Cond field (or into the
+// L of a Cond value field) relative to the object stored into.
 func (x *Index) storedLock(st *ssa.Store, depth int) (relLock, bool) {
 	fa := st.Addr.(*ssa.FieldAddr)
+	obj := fa.X
 	var l Lock
 	var ok bool
-	if lockop.IsCond(fa.Type().(*types.Pointer).Elem()) {
+	switch {
+	case isCondL(fa): // c.cond.L = &c.mu
+		inner, isField := fa.X.(*ssa.FieldAddr)
+		if !isField {
+			return relLock{}, false
+		}
+		obj = inner.X
+		l, ok = x.lockerOf(st.Val, depth+1)
+	case lockop.IsCond(fa.Type().(*types.Pointer).Elem()):
 		l, ok = x.condLock(st.Val, depth+1)
-	} else {
+	default:
 		l, ok = x.lockerOf(st.Val, depth+1)
 	}
 	if !ok {
 		return relLock{}, false
 	}
-	fields, ok := selectionsFrom(Underlying(fa.X), l)
+	fields, ok := selectionsFrom(Underlying(obj), l)
 	return relLock{fields: fields, shared: l.Shared}, ok
+}
+
+// isCondL reports whether fa selects the L of a Cond.
+func isCondL(fa *ssa.FieldAddr) bool {
+	f := fieldOf(fa)
+	return f != nil && f.Name() == "L" && lockop.IsCond(fa.X.Type())
+}
+
+// storedL returns the one value stored into the L of the Cond allocated
+// by a (&sync.Cond{L: l}), or nil.
+func storedL(a *ssa.Alloc) ssa.Value {
+	var val ssa.Value
+	for _, r := range *a.Referrers() {
+		fa, ok := r.(*ssa.FieldAddr)
+		if !ok || !isCondL(fa) {
+			continue
+		}
+		for _, rr := range *fa.Referrers() {
+			if st, ok := rr.(*ssa.Store); ok && st.Addr == fa {
+				if val != nil {
+					return nil
+				}
+				val = st.Val
+			}
+		}
+	}
+	return val
 }
 
 // selectionsFrom expresses l as field selections from obj: l's base must
@@ -183,18 +226,44 @@ func selectionsFrom(obj ssa.Value, l Lock) ([]*types.Var, bool) {
 }
 
 // lockerStores returns the package's stores into f, when f holds a Locker
-// or a Cond (a nil store resets it and says nothing).
+// or a *sync.Cond, or into its L when f is a sync.Cond (a nil store
+// resets it and says nothing).
 func (x *Index) lockerStores(f *types.Var) []*ssa.Store {
-	if !holdsLocker(f.Type()) {
+	stores := x.fieldRecord().stores[f]
+	if l := condL(f.Type()); l != nil {
+		stores = nil
+		for _, st := range x.fieldRecord().stores[l] {
+			if inner, ok := st.Addr.(*ssa.FieldAddr).X.(*ssa.FieldAddr); ok && fieldOf(inner) == f {
+				stores = append(stores, st)
+			}
+		}
+	} else if !holdsLocker(f.Type()) {
 		return nil
 	}
 	var out []*ssa.Store
-	for _, st := range x.fieldRecord().stores[f] {
+	for _, st := range stores {
 		if c, isConst := st.Val.(*ssa.Const); !isConst || !c.IsNil() {
 			out = append(out, st)
 		}
 	}
 	return out
+}
+
+// condL returns the field L of t when t is sync.Cond (not a pointer).
+func condL(t types.Type) *types.Var {
+	if _, isPtr := t.Underlying().(*types.Pointer); isPtr || !lockop.IsCond(t) {
+		return nil
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok {
+		return nil
+	}
+	for i := range st.NumFields() {
+		if st.Field(i).Name() == "L" {
+			return st.Field(i)
+		}
+	}
+	return nil
 }
 
 // holdsLocker reports whether a field of type t keeps a Locker: a

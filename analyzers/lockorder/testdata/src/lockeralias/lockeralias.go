@@ -135,6 +135,63 @@ func (q *Queue) take() int {
 	return v
 }
 
+// Pool keeps its Cond by value, its L set to the pool's mutex.
+type Pool struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	free []int
+}
+
+func NewPool() *Pool {
+	p := &Pool{}
+	p.cond.L = &p.mu
+	return p
+}
+
+func (p *Pool) size() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.free)
+}
+
+func (p *Pool) get() int {
+	p.cond.L.Lock()
+	defer p.cond.L.Unlock()
+	for p.size() == 0 { // want `Pool.mu locked again by Pool.size \(at lockeralias.go:\d+\) while held since lockeralias.go:\d+: self-deadlock \[double-lock\]`
+		p.cond.Wait()
+	}
+	v := p.free[0]
+	p.free = p.free[1:]
+	return v
+}
+
+// Ring's Cond is a composite literal on the ring's mutex.
+type Ring struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int
+}
+
+func NewRing() *Ring {
+	r := &Ring{}
+	r.cond = &sync.Cond{L: &r.mu}
+	return r
+}
+
+func (r *Ring) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+func (r *Ring) wait() {
+	r.cond.L.Lock()
+	for r.count() == 0 { // want `Ring.mu locked again by Ring.count \(at lockeralias.go:\d+\) while held since lockeralias.go:\d+: self-deadlock \[double-lock\]`
+		r.cond.Wait()
+	}
+	r.cond.L.Unlock()
+}
+
 // Gate is given its Locker by the caller: unknown, never a double lock.
 type Gate struct {
 	cond *sync.Cond
@@ -152,4 +209,4 @@ func (g *Gate) wait() {
 	g.cond.L.Unlock()
 }
 
-var _ = []any{(*Cache).waitGet, (*Cache).waitLookup, (*Cache).keys, (*Cache).reset, (*Cache).size, (*Cache).load, (*Queue).drain, (*Queue).take, (*Gate).wait}
+var _ = []any{(*Cache).waitGet, (*Cache).waitLookup, (*Cache).keys, (*Cache).reset, (*Cache).size, (*Cache).load, (*Queue).drain, (*Queue).take, (*Pool).get, (*Ring).wait, (*Gate).wait}
