@@ -163,7 +163,33 @@ func (x *Index) storedLock(st *ssa.Store, depth int) (relLock, bool) {
 		return relLock{}, false
 	}
 	fields, ok := selectionsFrom(Underlying(obj), l)
+	if !ok && freshLock(l) {
+		fields, ok = ownLock(fa), true
+	}
 	return relLock{fields: fields, shared: l.Shared}, ok
+}
+
+// freshLock reports whether l is a mutex allocated where the Locker or
+// Cond is made (sync.NewCond(&sync.Mutex{})): no other name reaches it.
+func freshLock(l Lock) bool {
+	a, ok := Underlying(l.Base).(*ssa.Alloc)
+	return ok && len(l.Fields) == 0 && !IsCell(a)
+}
+
+// ownLock is the path, from the object stored into by a store at fa, of
+// the lock a Locker or Cond field keeps for itself: the Locker field, or
+// the Cond's L.
+func ownLock(fa *ssa.FieldAddr) []*types.Var {
+	f := fieldOf(fa)
+	if isCondL(fa) {
+		return []*types.Var{fieldOf(fa.X.(*ssa.FieldAddr)), f}
+	}
+	if p, isPtr := f.Type().Underlying().(*types.Pointer); isPtr {
+		if l := condL(p.Elem()); l != nil {
+			return []*types.Var{f, l}
+		}
+	}
+	return []*types.Var{f}
 }
 
 // isCondL reports whether fa selects the L of a Cond.

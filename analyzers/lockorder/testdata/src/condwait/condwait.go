@@ -201,3 +201,49 @@ func (h *Hub) Rename(n string) {
 }
 
 var _ = []any{(*Batch).wait, (*Batch).waitOwn, (*Server).handle}
+
+// Inbox's Cond has a mutex of its own: the Cond's L is the only lock its
+// Wait releases.
+type Inbox struct {
+	cond  *sync.Cond
+	mu    sync.Mutex
+	items []string
+}
+
+func NewInbox() *Inbox {
+	in := &Inbox{cond: sync.NewCond(&sync.Mutex{})}
+	go in.feed()
+	return in
+}
+
+func (in *Inbox) feed() {
+	in.mu.Lock()
+	in.items = append(in.items, "x")
+	in.mu.Unlock()
+	in.cond.L.Lock()
+	in.cond.Signal()
+	in.cond.L.Unlock()
+}
+
+// next holds Inbox.mu across the wait; feed needs it before it signals.
+func (in *Inbox) next() string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.cond.L.Lock()
+	for len(in.items) == 0 {
+		in.cond.Wait() // want `Inbox.mu \(taken at condwait.go:\d+\) is held across a Cond.Wait; the goroutine started by the go statement, which would unblock it, also takes Inbox.mu \[blocking-held\]`
+	}
+	in.cond.L.Unlock()
+	return in.items[0]
+}
+
+// wait holds only the Cond's own lock. Silent.
+func (in *Inbox) wait() {
+	in.cond.L.Lock()
+	for len(in.items) == 0 {
+		in.cond.Wait()
+	}
+	in.cond.L.Unlock()
+}
+
+var _ = []any{(*Inbox).next, (*Inbox).wait}
