@@ -12,10 +12,11 @@ import (
 
 // A sync.Locker made from a lock is that lock: mu.RLocker() is mu's read
 // side, the L of a Cond made by sync.NewCond(l) is l. A Locker or a Cond
-// kept in a struct field is resolved through the package's stores into
-// that field: when every one makes it from a lock of the same object
-// (c.cond = sync.NewCond(&c.mu)), reading the field from any object names
-// that object's lock.
+// kept in an unexported struct field is resolved through the package's
+// stores into that field: when every one makes it from a lock of the same
+// object (c.cond = sync.NewCond(&c.mu)), reading the field from any object
+// names that object's lock; when every one makes it on a mutex of its own
+// (sync.NewCond(&sync.Mutex{})), the Cond's L is that lock.
 
 // Lock is a lock named from a value of a function: the lock Base points
 // to, or the one reached from Base through Fields (struct field
@@ -253,8 +254,12 @@ func selectionsFrom(obj ssa.Value, l Lock) ([]*types.Var, bool) {
 
 // lockerStores returns the package's stores into f, when f holds a Locker
 // or a *sync.Cond, or into its L when f is a sync.Cond (a nil store
-// resets it and says nothing).
+// resets it and says nothing). Only an unexported field of the package's
+// own type: another package may store into any other.
 func (x *Index) lockerStores(f *types.Var) []*ssa.Store {
+	if f.Exported() || !x.ownField(f) {
+		return nil
+	}
 	stores := x.fieldRecord().stores[f]
 	if l := condL(f.Type()); l != nil {
 		stores = nil
