@@ -164,17 +164,61 @@ func (x *Index) storedLock(st *ssa.Store, depth int) (relLock, bool) {
 		return relLock{}, false
 	}
 	fields, ok := selectionsFrom(Underlying(obj), l)
-	if !ok && freshLock(l) {
-		fields, ok = ownLock(fa), true
+	if !ok {
+		fields, ok = freshLock(Underlying(obj), l, fa)
 	}
 	return relLock{fields: fields, shared: l.Shared}, ok
 }
 
-// freshLock reports whether l is a mutex allocated where the Locker or
-// Cond is made (sync.NewCond(&sync.Mutex{})): no other name reaches it.
-func freshLock(l Lock) bool {
+// freshLock names l, a mutex allocated by the function that makes the
+// Locker or Cond, from obj: the pointer field of obj it is also stored
+// into (lock := new(sync.RWMutex); &queue{lock: lock, active:
+// sync.NewCond(lock)}), or, when it is used for nothing else, the lock the
+// Locker or Cond stored at fa keeps for itself (sync.NewCond(&sync.Mutex{})).
+func freshLock(obj ssa.Value, l Lock, fa *ssa.FieldAddr) ([]*types.Var, bool) {
 	a, ok := Underlying(l.Base).(*ssa.Alloc)
-	return ok && len(l.Fields) == 0 && !IsCell(a)
+	if !ok || len(l.Fields) > 0 || IsCell(a) {
+		return nil, false
+	}
+	var field *types.Var
+	for _, r := range *a.Referrers() {
+		switch u := r.(type) {
+		case *ssa.Store:
+			sfa, ok := u.Addr.(*ssa.FieldAddr)
+			if !ok || u.Val != a || Underlying(sfa.X) != obj || field != nil {
+				return nil, false // stored elsewhere too
+			}
+			field = fieldOf(sfa)
+		case *ssa.FieldAddr, *ssa.DebugRef:
+			// initialising the mutex itself
+		case *ssa.Call:
+			if !makesLocker(u) {
+				return nil, false
+			}
+		case *ssa.MakeInterface:
+			for _, rr := range *u.Referrers() {
+				c, isCall := rr.(*ssa.Call)
+				st, isStore := rr.(*ssa.Store)
+				if isCall && makesLocker(c) || isStore && st.Addr == fa {
+					continue
+				}
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	if field != nil {
+		return []*types.Var{field}, true
+	}
+	return ownLock(fa), true
+}
+
+// makesLocker reports whether call is sync.NewCond or RLocker.
+func makesLocker(call *ssa.Call) bool {
+	_, isCond := lockop.NewCondArg(call)
+	_, isRead := lockop.ReadSide(call)
+	return isCond || isRead
 }
 
 // ownLock is the path, from the object stored into by a store at fa, of

@@ -247,3 +247,37 @@ func (in *Inbox) wait() {
 }
 
 var _ = []any{(*Inbox).next, (*Inbox).wait}
+
+// Tracker makes one mutex and keeps it both as its lock and as its Cond's
+// L: the Wait releases Tracker.lock. Silent.
+type Tracker struct {
+	lock  *sync.RWMutex
+	cond  *sync.Cond
+	limit int
+	n     int
+}
+
+func NewTracker(limit int) *Tracker {
+	lock := new(sync.RWMutex)
+	t := &Tracker{lock: lock, cond: sync.NewCond(lock), limit: limit}
+	go t.release()
+	return t
+}
+
+func (t *Tracker) release() {
+	t.lock.Lock()
+	t.n--
+	t.lock.Unlock()
+	t.cond.Broadcast()
+}
+
+func (t *Tracker) wait() {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	for t.n >= t.limit {
+		t.cond.Wait()
+	}
+	t.n++
+}
+
+var _ = (*Tracker).wait
