@@ -54,3 +54,15 @@ func TestFeatures(t *testing.T) {
 func TestFeatureBugs(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, "features_lockbugs")
 }
+
+// Shapes of deadlocks real projects shipped (issue 14): per-key locks in
+// containers, Lockers made from a mutex (RLocker, Cond.L), a read lock
+// held across a wait inside a callee, and chains of certain takes deeper
+// than the bound on possible ones.
+func TestKeyedLockersWaitsChains(t *testing.T) {
+	for _, pkg := range []string{"perkey", "lockeralias", "condwait", "condwaitmain", "mustchain"} {
+		t.Run(pkg, func(t *testing.T) {
+			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
+		})
+	}
+}

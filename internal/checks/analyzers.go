@@ -102,7 +102,7 @@ var lockorderChecks = []Check{
 	{
 		Category: "blocking-held", Analyzer: "lockorder", Level: Error,
 		Title: "Lock held across a blocking operation the other side needs",
-		Text:  "A channel send or receive, Wait or time.Sleep while holding a lock that the goroutine on the other side of the operation also takes: neither can proceed. Locks the other side never takes are not reported.",
+		Text:  "A channel send or receive, WaitGroup.Wait or Cond.Wait while holding a lock that the goroutine on the other side of the operation (the sender, the one calling Done, Signal or Broadcast) also takes: neither can proceed. The operation may be inside a called function (a queue's Pop waiting on its Cond); Cond.Wait releases its own lock only. A read lock counts when the other side write-locks it, or read-locks it while some function write-locks it (a waiting writer makes every later RLock wait). Locks the other side never takes are not reported, nor operations some goroutine can unblock without the lock.",
 		Fix:   "Release the lock before blocking; copy what the operation needs out of the guarded state first.",
 	},
 	{

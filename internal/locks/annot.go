@@ -219,9 +219,9 @@ func (w *walker) finishReturns() {
 	}
 	if len(w.rets) > 0 {
 		for _, h := range w.rets[0].state.holds {
-			if _, declared := mustHold[h.Path]; !declared && count[h.Path] == len(w.rets) && portable(h.Path) {
+			if _, declared := mustHold[h.Path]; !declared && count[h.Path] == len(w.rets) && (portable(h.Path) || w.keyedEffect(h)) {
 				h.Maybe, h.Loop = false, false
-				w.info.acquires = append(w.info.acquires, h)
+				w.info.acquires = append(w.info.acquires, byClass(h))
 			}
 		}
 	}

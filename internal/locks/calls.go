@@ -210,6 +210,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 			for _, op := range sum.chans {
 				w.info.addChan(op)
 			}
+			w.callBlocks(&t, sum, pos, s)
 		}
 		if !t.exact {
 			continue
@@ -235,6 +236,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		}
 		for _, a := range sum.acquires {
 			if p, ok := t.rewrite(w.fn, a.Path); ok {
+				p = keyedAt(p, pos)
 				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)
 				a.Inferred = !w.e.declaresAcquire(t.fn)
 				s = s.with(a)
@@ -253,7 +255,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	name := w.e.funcName(t.fn)
 	step := w.condStep()
 	for _, tk := range sum.takes {
-		if tk.cond+step > maxCond || tk.Via.len()+1 > maxVia {
+		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact}
+		if next.cond > maxCond || tk.Via.len()+1 > next.viaBound() {
 			continue
 		}
 		via := tk.Via.push(name)
@@ -285,9 +288,9 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			}
 		}
 		if w.report {
-			w.edgesTo(s, h, pos, via, t.exact && tk.cond == 0)
+			w.edgesTo(s, h, pos, via, t.exact && tk.certain())
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: tk.cond + step, Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, loose: next.loose, Sub: h.Sub})
 	}
 }
 

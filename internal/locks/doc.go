@@ -39,8 +39,18 @@
 //   - Double lock compares symbolic paths: a.mu then b.mu of two values of
 //     one type is not reported (lockdep would report same-class nesting;
 //     it is common and usually ordered by the program, e.g. by address).
-//     Same-class nesting also adds no order edge. Locks behind a
-//     sync.Locker interface are never double-locked (RLocker).
+//     Same-class nesting also adds no order edge. A Locker the package
+//     shows the origin of is that lock (objects.LockerOf): mu.RLocker()
+//     is mu's read side, a Cond's L the Locker given to sync.NewCond,
+//     also when the Cond or Locker is kept in a field every store into
+//     which makes it from a lock of the same object. Locks behind a
+//     Locker of unknown origin are never double-locked.
+//   - Per-key locks: a lock kept as an element of a map, slice or array
+//     field has its container's class, "KeyLocks.m[]" (lockop.ElementOf).
+//     A helper that leaves one key's lock held, or releases it, under a
+//     path its caller cannot name has that effect by class (keyed.go):
+//     two keys are two locks (no double lock), the order against other
+//     classes counts.
 //   - Leaks: a lock taken here, definitely held on one return path and
 //     definitely released on another, leaks on the first; so does one
 //     held for sure on one path and released for sure on another where
@@ -82,7 +92,10 @@
 //     handlePostHandshakeMessage never renegotiates). Order edges through
 //     calls use may-takes, but a take more than maxCond conditional steps
 //     or maxVia calls away propagates no further (debug and trace paths,
-//     chains no reader can check: go/types' Checker.trace). Among equal
+//     chains no reader can check: go/types' Checker.trace). A certain
+//     take (no conditional step, every call exact: not an interface or
+//     func-field candidate) is no guess at any depth and goes up to
+//     maxMustVia calls. Among equal
 //     takes the most certain, then the shortest, witness is kept. A lock
 //     taken on both branches of an if counts as conditional (dominance,
 //     not a must-dataflow): accepted.
@@ -134,7 +147,12 @@
 //     time.AfterFunc callback closing the channel, unblocks it anyway),
 //     and operations on channels every make of which is buffered are not
 //     reported (occupancy is not modelled: net/http's wantConn receives
-//     under the lock only once the sender filled the buffer).
+//     under the lock only once the sender filled the buffer). Cond.Wait
+//     blocks until a Signal or Broadcast and releases only its own lock
+//     (a Wait whose lock is unknown is not taken as blocking). The
+//     operations that block in a callee count at the call (condwait.go).
+//     In package main an exported function has no callers outside the
+//     package: it is no unblocker of its own.
 //   - Loops: a lock reached from a value the loop recomputes (a phi, a
 //     value computed in the loop, or a captured variable assigned in it:
 //     c = c.parent; c.mu.Lock()) is another lock on the next iteration,

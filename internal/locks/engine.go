@@ -55,6 +55,7 @@ type engine struct {
 	specials     map[specKey]*funcInfo
 	specializing map[*ssa.Function]bool
 	tested       map[*ssa.Function][]int
+	writers      map[string]string // writerOf's answers, by class
 }
 
 // funcInfo is the summary of one function.
@@ -67,6 +68,7 @@ type funcInfo struct {
 	unlocks []Hold
 	tries   []tryAcquire // held on return exactly when it reports success
 	chans   []chanOp
+	blocks  []blockOp // operations that block in it or its callees (condwait.go)
 }
 
 // take is one lock class acquired inside a function.
@@ -83,17 +85,36 @@ type take struct {
 	// acquisition and each call on the way that does not dominate every
 	// return of its function. 0: taken on every path to the return.
 	cond int
+	// loose: reached through a call that may run another function (an
+	// interface or func-field candidate): not certain even at cond 0.
+	loose bool
 	// Sub is the value field holding the lock's struct (see Hold.Sub).
 	Sub string
 }
 
 // Bounds on what a take propagates through calls (a may-acquire several
 // conditional steps or many calls away is a debug path or a chain no
-// reader can check): takes beyond them give callers no edges.
+// reader can check): takes beyond them give callers no edges. A certain
+// take (every step unconditional, every call exact) is no guess however
+// deep: it goes up to maxMustVia calls, a bound against pathological call
+// graphs only.
 const (
-	maxCond = 2
-	maxVia  = 8
+	maxCond    = 2
+	maxVia     = 8
+	maxMustVia = 32
 )
+
+// certain reports whether the take happens on every path of every call
+// down to it.
+func (t take) certain() bool { return t.cond == 0 && !t.loose }
+
+// viaBound is the longest call chain a take may be reached through.
+func (t take) viaBound() int {
+	if t.certain() {
+		return maxMustVia
+	}
+	return maxVia
+}
 
 // maxTakes bounds a summary: enough for every distinct lock of real code.
 const maxTakes = 64
@@ -144,7 +165,7 @@ func (f *funcInfo) addTake(t take) {
 	for i, o := range f.takes {
 		if o.Path == t.Path && o.Class == t.Class && o.Shared == t.Shared && o.afterRelease == t.afterRelease && o.Sub == t.Sub {
 			// Keep the most certain, then the shortest, witness.
-			if t.cond < o.cond || t.cond == o.cond && t.Via.len() < o.Via.len() {
+			if t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len()) {
 				f.takes[i] = t
 			}
 			return

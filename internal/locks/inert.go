@@ -80,7 +80,7 @@ func (w *walker) inertCall(call *ssa.CallCommon) bool {
 }
 
 func (f *funcInfo) empty() bool {
-	return len(f.takes) == 0 && len(f.acquires) == 0 && len(f.releases) == 0 && len(f.chans) == 0 && len(f.tries) == 0 && len(f.unlocks) == 0
+	return len(f.takes) == 0 && len(f.acquires) == 0 && len(f.releases) == 0 && len(f.chans) == 0 && len(f.tries) == 0 && len(f.unlocks) == 0 && len(f.blocks) == 0
 }
 
 func (s State) empty() bool {

@@ -37,6 +37,9 @@ type Hold struct {
 	// Opaque: a sync.Locker interface value of unknown implementation
 	// (RLocker's Lock is re-entrant): never reported as a double lock.
 	Opaque bool
+	// Keyed: the lock of one key of a container (lockop.Keyed): a helper
+	// leaving it held or releasing it does so by class (keyed.go).
+	Keyed bool
 	// Sub refines the class by how the lock's struct was reached
 	// (objects.Index.Via): the value struct field holding it ("Conn.in"
 	// for c.in.mu), or the alias group of the pointer field it was loaded

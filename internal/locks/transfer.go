@@ -115,7 +115,7 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 		}
 		if old.Maybe { // unknown afterwards: not "definitely released"
 			if w.final {
-				w.info.addUnlock(h) // on some paths, maybe the caller's
+				w.info.addUnlock(byClass(h)) // on some paths, maybe the caller's
 			}
 			s = s.without(h.Path)
 			s.released = remove(s.released, h.Path)
@@ -134,8 +134,8 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 	}
 	// Never taken here: the caller's lock, released on its behalf.
 	if w.final {
-		w.info.addRelease(h)
-		w.info.addUnlock(h)
+		w.info.addRelease(byClass(h))
+		w.info.addUnlock(byClass(h))
 	}
 	s = s.without(h.Path)
 	s = s.releasedOuter(h.Path)
@@ -168,7 +168,13 @@ func (w *walker) copiedAlias(s State, h Hold) (Hold, string) {
 // result, a phi: tx.db.mu for the db the caller locked) may be the one
 // held under another name, matched by class.
 func (s State) underOtherName(h Hold) (Hold, bool) {
-	if _, held := s.find(h.Path); held || portable(h.Path) || h.Class == "" {
+	if _, held := s.find(h.Path); held || h.Class == "" {
+		return Hold{}, false
+	}
+	if o, ok := s.heldByClass(h.Class); ok {
+		return o, true // one key's lock a helper left held (keyed.go)
+	}
+	if portable(h.Path) {
 		return Hold{}, false
 	}
 	for _, o := range s.holds {
