@@ -23,6 +23,10 @@
 //     (so a call passing a fresh object publishes it).
 //   - Const: the constant a parameter has at a call site, for guards that
 //     test a parameter directly (`if !locked { mu.Lock() }`).
+//   - FuncsOf: the package's functions a func value may hold when it is
+//     not one known function: followed back through setters' parameters,
+//     captured arguments, fields, package vars and map, slice or array
+//     elements to the functions and closures stored.
 //
 // An Index is built per package and is not for concurrent use.
 package objects
@@ -42,6 +46,9 @@ type Index struct {
 	pubs     map[ssa.Value][]ssa.Instruction    // publications per origin
 	escapes  map[*ssa.Function][]int8           // per parameter, see Escapes
 	fields   *fieldOrigins                      // built on the first Via of a pointer field
+	// funcStores: func values stored into fields, vars and containers,
+	// built on the first FuncsOf.
+	funcStores *funcStores
 }
 
 // New builds the index of a package's source functions. startsGoroutine
