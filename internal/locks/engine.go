@@ -25,9 +25,6 @@ type engine struct {
 	// imported caches summaries of other packages' functions (nil: none).
 	imported  map[*ssa.Function]*funcInfo
 	classVars map[string]*types.Var
-	// fieldFuncs lists, per func-typed field, the package's functions
-	// stored into it (callbacks called through the field).
-	fieldFuncs map[*types.Var][]*ssa.Function
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
@@ -61,6 +58,9 @@ type funcInfo struct {
 	releases []Hold       // the caller's locks it unlocks
 	tries    []tryAcquire // held on return exactly when it reports success
 	chans    []chanOp
+	// paramCalls: calls of func values the function was given, for its
+	// callers to resolve (paramcall.go).
+	paramCalls []paramCall
 }
 
 // take is one lock class acquired inside a function.

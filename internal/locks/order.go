@@ -7,6 +7,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // hasLockWork reports whether the package has anything for the engine: a
@@ -28,7 +29,7 @@ func (e *engine) hasLockWork() bool {
 				if !ok {
 					continue
 				}
-				if op, _ := lockop.Classify(ci.Common()); op != lockop.None {
+				if op, _ := e.classify(ci.Common()); op != lockop.None {
 					return true
 				}
 				if callee := ci.Common().StaticCallee(); callee != nil && callee.Pkg != nil && callee.Pkg.Pkg != e.p.Pass.Pkg {
@@ -65,23 +66,42 @@ func (e *engine) calleesOf(fn *ssa.Function) []*ssa.Function {
 			case ssa.CallInstruction:
 				c := in.Common()
 				if c.IsInvoke() {
+					add(e.devirtualize(c))
 					for _, m := range e.implementations(c.Method) {
 						add(m)
 					}
 					continue
 				}
-				add(c.StaticCallee())
-				if u, ok := c.Value.(*ssa.UnOp); ok {
-					if fa, ok := u.X.(*ssa.FieldAddr); ok {
-						for _, f := range e.fieldFuncs[fieldVar(fa)] {
-							add(f)
-						}
+				if callee := c.StaticCallee(); callee != nil {
+					add(callee)
+					for _, t := range e.formatted(c, []target{{fn: callee, exact: true}})[1:] {
+						add(t.fn)
+					}
+				} else if !isParamValue(c.Value) {
+					for _, f := range e.funcsOf(fn, c.Value) {
+						add(f)
+					}
+				}
+				for _, a := range c.Args {
+					if f, ok := a.(*ssa.Function); ok {
+						add(f) // a function passed to be called (paramCall)
 					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// isParamValue reports whether a called value is a parameter or captured
+// variable: its callers know the function (paramCall), and following it
+// to every caller's argument would only merge components.
+func isParamValue(v ssa.Value) bool {
+	switch objects.Underlying(v).(type) {
+	case *ssa.Parameter, *ssa.FreeVar:
+		return true
+	}
+	return false
 }
 
 // sccs returns the strongly connected components of the package's call
@@ -134,43 +154,6 @@ func (e *engine) selfRecursive(fn *ssa.Function) bool {
 		}
 	}
 	return false
-}
-
-// scanFieldFuncs finds the package functions stored into func-typed
-// fields (including composite literals), by field.
-func (e *engine) scanFieldFuncs() map[*types.Var][]*ssa.Function {
-	out := map[*types.Var][]*ssa.Function{}
-	for _, fn := range e.p.Funcs {
-		for _, b := range fn.Blocks {
-			for _, instr := range b.Instrs {
-				st, ok := instr.(*ssa.Store)
-				if !ok {
-					continue
-				}
-				fa, ok := st.Addr.(*ssa.FieldAddr)
-				if !ok {
-					continue
-				}
-				var f *ssa.Function
-				switch v := st.Val.(type) {
-				case *ssa.Function:
-					f = v
-				case *ssa.MakeClosure:
-					f = v.Fn.(*ssa.Function)
-				}
-				if f == nil {
-					continue
-				}
-				if m := e.boundMethod(f); m != nil {
-					f = m
-				}
-				if f = e.canonical(f); e.p.FuncSet[f] {
-					out[fieldVar(fa)] = append(out[fieldVar(fa)], f)
-				}
-			}
-		}
-	}
-	return out
 }
 
 // implementations returns the package's methods an interface call of m

@@ -37,7 +37,6 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 	if !e.hasLockWork() {
 		return &Summary{}
 	}
-	e.fieldFuncs = e.scanFieldFuncs()
 	e.scanAliases()
 	for _, fn := range p.Funcs {
 		e.infos[fn] = &funcInfo{}
