@@ -99,7 +99,7 @@ func (w *walker) invokeTargets(call *ssa.CallCommon, out []target) []target {
 	if fn := w.e.devirtualize(call); fn != nil {
 		return append(out, target{fn: fn, vals: vals, exact: true})
 	}
-	impls := w.e.implementations(call.Method)
+	impls := w.e.implementations(call)
 	for _, fn := range impls {
 		out = append(out, target{fn: fn, vals: vals, exact: len(impls) == 1})
 	}

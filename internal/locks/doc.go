@@ -63,18 +63,23 @@
 //     candidate runs that method (an exact call), and the locks every
 //     candidate takes on every path, acquires or releases at the same
 //     path (relative to the call) are the call's effect. Only interfaces
-//     the package declares are resolved, and only to types the package
-//     converts to the interface (directly, or to an interface whose
-//     values it converts or asserts to this one), unless both the
-//     interface and the type are exported: crypto/tls's *Conn has the
-//     Write of its transcriptHash by accident and is never one.
+//     the package declares are resolved, and only to types implementing
+//     the interface of the called value (an Indexer's List, embedded from
+//     Store, runs no type that is only a Store) that the package converts
+//     to it (directly, in a package var's initializer, by a `var _ I =
+//     (*T)(nil)` assertion, or to an interface whose values it converts or
+//     asserts to this one), unless both the interface and the type are
+//     exported: crypto/tls's *Conn has the Write of its transcriptHash by
+//     accident and is never one.
 //   - A function that calls a func-typed parameter (or a captured
 //     variable) records the call with the locks it holds there (a
 //     paramCall); each call site that passes a known function adds that
 //     function's takes under those locks and its own (edges; a double
 //     lock when the callee calls it on every path and the function takes
 //     the lock on every path), or, passing its own parameter on, records
-//     the call in its summary. sync.Once.Do runs its argument (the first
+//     the call in its summary. Only a callee known exactly: the locks a
+//     candidate of an interface call holds around the call are a guess
+//     on top of another. sync.Once.Do runs its argument (the first
 //     time only: a conditional step). Param calls are not exported: a
 //     callback passed across packages adds no edges.
 //   - fmt, log, log/slog and testing's Log family call the String or

@@ -35,7 +35,7 @@ type engine struct {
 	edgeAt     map[edgeKey]int // index in edges of each key's witness
 	leaves     map[string]bool // privateLeaves, left out of the facts
 	findings   []diag.Finding
-	impls      map[*types.Func][]*ssa.Function
+	impls      map[implKey][]*ssa.Function
 	convs      []conversion    // MakeInterface of named types (scanConversions)
 	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
 	convCache  map[types.Type]map[*types.Named]bool

@@ -93,6 +93,11 @@ func definite(hs []Hold) []Hold {
 // library's that runs its argument now, as sync.Once.Do) at a call at pos
 // under s.
 func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
+	// Only a callee known for sure: the locks a candidate of an interface
+	// call would hold are a guess, and the function passed another.
+	if !t.exact {
+		return
+	}
 	var pcs []paramCall
 	if sum != nil {
 		pcs = sum.paramCalls
