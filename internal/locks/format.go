@@ -63,7 +63,10 @@ func (e *engine) formatted(call *ssa.CallCommon, out []target) []target {
 	}
 	operands := variadic(call.Args[len(call.Args)-1])
 	var calls []bool
-	if format >= 0 && format < len(call.Args)-1 {
+	if format >= len(call.Args)-1 {
+		return out
+	}
+	if format >= 0 {
 		c, ok := objects.Underlying(call.Args[format]).(*ssa.Const)
 		if !ok || c.Value == nil || c.Value.Kind() != constant.String {
 			return out // a format not known here
