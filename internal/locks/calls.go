@@ -28,6 +28,14 @@ type target struct {
 	// candidates (interface implementations, functions stored in a
 	// func-typed field): only its acquisition edges are taken.
 	exact bool
+	// sum, when set, is the summary to apply instead of fn's (the effects
+	// every candidate of an interface call shares), and label names the
+	// call in chains instead of fn. cond counts conditional steps the
+	// call itself adds (a String method a log handler may call): its
+	// takes are that much less certain and its effects are not applied.
+	sum   *funcInfo
+	label string
+	cond  int
 
 	// args and binds are vals and bindVals as caller paths, computed on
 	// the first rewrite: most calls reach functions with nothing to
@@ -86,19 +94,64 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 	out := w.targetBuf[:0]
 	defer func() { w.targetBuf = out[:0] }()
 	if call.IsInvoke() {
-		impls := w.e.implementations(call.Method)
-		if len(impls) == 0 {
-			return nil
+		out = w.invokeTargets(call, out)
+	} else {
+		out = w.valueTargets(out, w.fn, call.Value, call.Args)
+		if len(out) == 1 && out[0].exact {
+			out = w.e.formatted(call, out)
 		}
-		vals := append([]ssa.Value{call.Value}, call.Args...)
-		for _, fn := range impls {
-			out = append(out, target{fn: fn, vals: vals})
-		}
-		return w.atCall(out)
 	}
-	// A closure held in a variable (captured by another closure, so kept
-	// in a cell), possibly the enclosing function's: the closure itself.
-	owner, callee := w.e.objs.Resolve(w.fn, call.Value)
+	return w.atCall(out)
+}
+
+// invokeTargets resolves an interface call: the method of the dynamic
+// type when the value is a conversion of a concrete one (var d Doer = c),
+// else the package's implementations; one candidate is the callee.
+func (w *walker) invokeTargets(call *ssa.CallCommon, out []target) []target {
+	vals := append([]ssa.Value{call.Value}, call.Args...)
+	if fn := w.e.devirtualize(call); fn != nil {
+		return append(out, target{fn: fn, vals: vals, exact: true})
+	}
+	impls := w.e.implementations(call)
+	for _, fn := range impls {
+		out = append(out, target{fn: fn, vals: vals, exact: len(impls) == 1})
+	}
+	return out
+}
+
+// devirtualize returns the method an interface call runs when its value
+// is a conversion of a concrete type whose method is a source function
+// (not a promotion wrapper, whose receiver paths would be another
+// object's), or nil.
+func (e *engine) devirtualize(call *ssa.CallCommon) *ssa.Function {
+	t := objects.Underlying(call.Value).Type()
+	if types.IsInterface(t) {
+		return nil
+	}
+	prog := e.p.SSA.Pkg.Prog
+	sel := prog.MethodSets.MethodSet(t).Lookup(call.Method.Pkg(), call.Method.Name())
+	if sel == nil {
+		return nil
+	}
+	fn := prog.MethodValue(sel)
+	if fn == nil || fn.Synthetic != "" {
+		return nil
+	}
+	fn = e.canonical(fn)
+	if e.summaryOf(fn) == nil {
+		return nil
+	}
+	return fn
+}
+
+// valueTargets resolves a call of the func value v of function from: the
+// function or closure it is (a closure held in a variable, possibly the
+// enclosing function's, is the closure itself), else, edges only, the
+// functions the value may hold (objects.FuncsOf). A parameter or free
+// variable of the walked function resolves to nothing: its callers know
+// the function (paramCall).
+func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, args []ssa.Value) []target {
+	owner, callee := w.e.objs.Resolve(from, v)
 	if owner == w.fn {
 		owner = nil
 	}
@@ -108,27 +161,56 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 		if m := w.e.thunkMethod(v); m != nil {
 			fn = m // (*T).m(x): the thunk's parameters are the method's, receiver first
 		}
-		out = append(out, target{fn: fn, vals: call.Args, exact: true})
+		return append(out, target{fn: fn, vals: args, exact: true})
 	case *ssa.MakeClosure:
 		fn, ok := v.Fn.(*ssa.Function)
 		if !ok {
-			return nil
+			return out
 		}
 		if m := w.e.boundMethod(fn); m != nil && len(v.Bindings) == 1 {
-			out = append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), call.Args...), owner: owner, exact: true, objs: w.e.objs})
-		} else {
-			out = append(out, target{fn: w.e.canonical(fn), vals: call.Args, bindVals: v.Bindings, owner: owner, creator: v.Parent(), exact: true, objs: w.e.objs})
+			return append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), args...), owner: owner, exact: true, objs: w.e.objs})
 		}
-	case *ssa.UnOp:
-		// A call of a func-typed field: the package's functions stored in it.
-		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
-			fns := w.e.fieldFuncs[fieldVar(fa)]
-			for _, fn := range fns {
-				out = append(out, w.fieldTarget(fn, fa, call.Args, len(fns) == 1))
-			}
+		return append(out, target{fn: w.e.canonical(fn), vals: args, bindVals: v.Bindings, owner: owner, creator: v.Parent(), exact: true, objs: w.e.objs})
+	}
+	if w.calledParam(from, v) != "" {
+		return out
+	}
+	fns := w.e.funcsOf(from, v)
+	fa := fieldLoad(v)
+	for _, fn := range fns {
+		if fa != nil {
+			// A callback called through the field of the object it
+			// captured runs with that object (selfbound.go).
+			out = append(out, w.fieldTarget(fn, fa, args, len(fns) == 1))
+			continue
+		}
+		out = append(out, target{fn: fn, vals: args})
+	}
+	return out
+}
+
+// fieldLoad is the field address v loads from (x.F), or nil.
+func fieldLoad(v ssa.Value) *ssa.FieldAddr {
+	if u, ok := objects.Underlying(v).(*ssa.UnOp); ok && u.Op == token.MUL {
+		fa, _ := u.X.(*ssa.FieldAddr)
+		return fa
+	}
+	return nil
+}
+
+// funcsOf lists the package functions a func value may hold, method
+// values as their methods (objects.FuncsOf).
+func (e *engine) funcsOf(from *ssa.Function, v ssa.Value) []*ssa.Function {
+	var out []*ssa.Function
+	for _, f := range e.objs.FuncsOf(from, v) {
+		if m := e.boundMethod(f); m != nil {
+			f = m
+		}
+		if f = e.canonical(f); e.p.FuncSet[f] && !slices.Contains(out, f) {
+			out = append(out, f)
 		}
 	}
-	return w.atCall(out)
+	return out
 }
 
 // atCall marks targets with the call instruction being walked.
@@ -137,6 +219,14 @@ func (w *walker) atCall(ts []target) []target {
 		ts[i].at = w.at
 	}
 	return ts
+}
+
+// name names the callee in call chains.
+func (t *target) name(e *engine) string {
+	if t.label != "" {
+		return t.label
+	}
+	return e.funcName(t.fn)
 }
 
 // canonical maps generic instantiations to their origin.
@@ -195,16 +285,24 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		w.e.recordClosureCall(w.fn, call, s)
 	}
 	s = w.handOff(call.Args, s, false)
-	for _, t := range w.targets(call) {
-		if w.report && t.exact {
+	ts := w.targets(call)
+	if len(ts) == 0 && !call.IsInvoke() {
+		w.recordParamCall(call.Value, pos, s)
+	}
+	ts = w.withCommonEffects(ts, call)
+	for _, t := range ts {
+		if w.report && t.exact && t.sum == nil {
 			s = w.checkCallDecl(&t, pos, s)
 		}
 		sum := w.summaryFor(&t)
+		// The takes and channel operations change no state: they only
+		// make the summary, edges and findings of the final pass.
+		if w.final {
+			w.callParams(&t, sum, pos, s)
+		}
 		if sum == nil {
 			continue
 		}
-		// The takes and channel operations change no state: they only
-		// make the summary, edges and findings of the final pass.
 		if w.final {
 			w.callTakes(&t, sum, pos, s)
 			for _, op := range sum.chans {
@@ -212,7 +310,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 			}
 			w.callBlocks(&t, sum, pos, s)
 		}
-		if !t.exact {
+		if !t.exact || t.cond > 0 {
 			continue
 		}
 		for _, r := range sum.releases {
@@ -252,8 +350,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	if len(sum.takes) == 0 {
 		return
 	}
-	name := w.e.funcName(t.fn)
-	step := w.condStep()
+	name := t.name(w.e)
+	step := w.condStep() + t.cond
 	for _, tk := range sum.takes {
 		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact}
 		if next.cond > maxCond || tk.Via.len()+1 > next.viaBound() {

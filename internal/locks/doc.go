@@ -74,15 +74,49 @@
 //     go/defer are assumed to run now (the contract) but may be kept: the
 //     caller's locks are lent to them (Hold.Lent), which satisfies guards
 //     without creating findings or edges.
-//   - Calls through func-typed fields take the edges of every function of
-//     the package stored into that field; interface calls those of the
+//   - Calls of func values that are not one known function (a field, a
+//     map or slice element, a package var) take the edges of every
+//     function of the package that reaches it (objects.FuncsOf: stored
+//     directly, through a setter's parameter, a functional option, a
+//     composite literal or append); interface calls those of the
 //     package's types implementing the interface. Neither changes the
-//     lock state (the callee is not known exactly). Only interfaces the
-//     package declares are resolved, and only to types the package
-//     converts to the interface (directly, or to an interface whose values
-//     it converts or asserts to this one), unless both the interface and
-//     the type are exported: crypto/tls's *Conn has the Write of its
-//     transcriptHash by accident and is never one.
+//     lock state, with two exceptions: an interface call on a value
+//     converted from a concrete type (var d Doer = c) or with a single
+//     candidate runs that method (an exact call), and the locks every
+//     candidate takes on every path, acquires or releases at the same
+//     path (relative to the call) are the call's effect. Only interfaces
+//     the package declares are resolved, and only to types implementing
+//     the interface of the called value (an Indexer's List, embedded from
+//     Store, runs no type that is only a Store) that the package converts
+//     to it (directly, in a package var's initializer, by a `var _ I =
+//     (*T)(nil)` assertion, or to an interface whose values it converts or
+//     asserts to this one), unless both the interface and the type are
+//     exported: crypto/tls's *Conn has the Write of its transcriptHash by
+//     accident and is never one.
+//   - A function that calls a func-typed parameter (or a captured
+//     variable) records the call with the locks it holds there (a
+//     paramCall); each call site that passes a known function adds that
+//     function's takes under those locks and its own (edges; a double
+//     lock when the callee calls it on every path and the function takes
+//     the lock on every path), or, passing its own parameter on, records
+//     the call in its summary. Only a callee known exactly: the locks a
+//     candidate of an interface call holds around the call are a guess
+//     on top of another. sync.Once.Do runs its argument (the first
+//     time only: a conditional step). Param calls are not exported: a
+//     callback passed across packages adds no edges.
+//   - fmt, log, log/slog and testing's Log family call the String or
+//     Error method of operands formatted with %v, %s, %q, %x, %X (%w for
+//     Errorf) or printed by Print and Println, when the operand's static
+//     type has one (and no Format method): a call of it, exact for a
+//     pointer receiver on the pointer itself, edges only otherwise (a value
+//     receiver locks a copy); conditional under log/slog, whose JSON
+//     handler does not call String. A format string that is not a
+//     constant calls nothing.
+//   - A Lock or Unlock method of a user type (a sync.Locker) whose effect
+//     is declared (acquires/releases) or inferred from its body is a call
+//     with that effect, not an opaque lock operation on the value: the
+//     lock is the field it names, so requires and guards on that field are
+//     satisfied. Calls through a sync.Locker interface stay opaque.
 //   - May versus must: a take records how many conditional steps lead to
 //     it (the acquisition, and each call on the way, whose block does not
 //     dominate every return of its function). A double lock through a

@@ -25,11 +25,8 @@ type engine struct {
 	// imported caches summaries of other packages' functions (nil: none).
 	imported  map[*ssa.Function]*funcInfo
 	classVars map[string]*types.Var
-	// fieldFuncs lists, per func-typed field, the package's functions
-	// stored into it (callbacks called through the field).
-	fieldFuncs map[*types.Var][]*ssa.Function
-	// selfBound: functions stored into a field of the object they capture
-	// (selfbound.go).
+	// selfBound: functions stored into a field of the object they
+	// capture (selfbound.go).
 	selfBound map[*ssa.Function]int
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
@@ -41,7 +38,7 @@ type engine struct {
 	edgeAt     map[edgeKey]int // index in edges of each key's witness
 	leaves     map[string]bool // privateLeaves, left out of the facts
 	findings   []diag.Finding
-	impls      map[*types.Func][]*ssa.Function
+	impls      map[implKey][]*ssa.Function
 	convs      []conversion    // MakeInterface of named types (scanConversions)
 	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
 	convCache  map[types.Type]map[*types.Named]bool
@@ -69,6 +66,9 @@ type funcInfo struct {
 	tries   []tryAcquire // held on return exactly when it reports success
 	chans   []chanOp
 	blocks  []blockOp // operations that block in it or its callees (condwait.go)
+	// paramCalls: calls of func values the function was given, for its
+	// callers to resolve (paramcall.go).
+	paramCalls []paramCall
 }
 
 // take is one lock class acquired inside a function.

@@ -224,8 +224,11 @@ func (w *walker) deferredUnlock(path string) bool {
 		for _, instr := range b.Instrs {
 			switch x := instr.(type) {
 			case *ssa.Defer:
-				if op, lv := lockop.Classify(x.Common()); (op == lockop.Unlock || op == lockop.RUnlock) && w.e.lockPath(w.fn, lv) == path {
+				if op, lv := w.e.classify(x.Common()); (op == lockop.Unlock || op == lockop.RUnlock) && w.e.lockPath(w.fn, lv) == path {
 					return true
+				}
+				if w.releasedBy(x.Common(), path) {
+					return true // a deferred Unlock method with a release effect
 				}
 			case *ssa.MakeClosure:
 				fn, ok := x.Fn.(*ssa.Function)
@@ -236,6 +239,20 @@ func (w *walker) deferredUnlock(path string) bool {
 							return true
 						}
 					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// releasedBy reports whether a call (run exactly) releases path.
+func (w *walker) releasedBy(call *ssa.CallCommon, path string) bool {
+	for _, t := range w.targets(call) {
+		if sum := w.e.summaryOf(t.fn); t.exact && sum != nil {
+			for _, r := range sum.releases {
+				if p, ok := t.rewrite(w.fn, r.Path); ok && p == path {
+					return true
 				}
 			}
 		}

@@ -21,6 +21,9 @@ import (
 // summaryFor returns the summary of t's callee for this call: specialized
 // by constant arguments when the callee tests them.
 func (w *walker) summaryFor(t *target) *funcInfo {
+	if t.sum != nil {
+		return t.sum
+	}
 	sum := w.e.summaryOf(t.fn)
 	if sum == nil || !t.exact || !w.e.p.FuncSet[t.fn] {
 		return sum

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/directive"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -24,7 +25,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		// (go withRecover(func() { defer b.lock.Unlock() ... })).
 		return w.goHandOff(&in.Call, w.handOff(append([]ssa.Value{in.Call.Value}, in.Call.Args...), s, true))
 	case *ssa.Call:
-		if op, lv := lockop.Classify(in.Common()); op != lockop.None {
+		if op, lv := w.e.classify(in.Common()); op != lockop.None {
 			return w.lockOp(op, lv, in.Pos(), s)
 		}
 		w.checkBlocking(in, s)
@@ -57,6 +58,35 @@ func returnPos(fn *ssa.Function, r *ssa.Return) token.Pos {
 		return syn.End() - 1
 	}
 	return fn.Pos()
+}
+
+// classify is lockop.Classify, except that a call of a Locker's method
+// whose effect is declared (//confined:acquires mu) or summarised (a Lock
+// method that locks a field of its receiver) is a call: the effect says
+// which lock it takes, where the Locker guess would only know the value.
+// Calls through a sync.Locker interface stay lock operations.
+func (e *engine) classify(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
+	op, lv := lockop.Classify(call)
+	if op == lockop.None || call.IsInvoke() || !e.hasEffect(call.StaticCallee()) {
+		return op, lv
+	}
+	return lockop.None, nil
+}
+
+// hasEffect reports whether fn, a method outside package sync, declares
+// or leaves an effect on the caller's locks.
+func (e *engine) hasEffect(fn *ssa.Function) bool {
+	if fn == nil || fn.Pkg == nil || fn.Pkg.Pkg.Path() == "sync" {
+		return false
+	}
+	for _, it := range items(e.p.FuncDecl(fn)) {
+		switch directive.Verb(it.Verb) {
+		case directive.Acquires, directive.AcquiresShared, directive.Releases, directive.ReleasesShared:
+			return true
+		}
+	}
+	sum := e.summaryOf(fn)
+	return sum != nil && len(sum.acquires)+len(sum.releases)+len(sum.tries) > 0
 }
 
 func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) State {
@@ -197,7 +227,7 @@ func (w *walker) runDefers(pos token.Pos, s State) State {
 		w.blk = d.at.Block()
 		w.maybeDefer = d.maybe
 		call := d.at.Common()
-		if op, lv := lockop.Classify(call); op != lockop.None {
+		if op, lv := w.e.classify(call); op != lockop.None {
 			s = w.lockOp(op, lv, d.at.Pos(), s)
 		} else {
 			s = w.call(call, d.at.Pos(), s)

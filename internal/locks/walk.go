@@ -199,7 +199,7 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) (_ State, live bool) {
 	if !ok {
 		return s, true
 	}
-	op, lv := lockop.Classify(call.Common())
+	op, lv := w.e.classify(call.Common())
 	if op != lockop.TryLock && op != lockop.TryRLock {
 		return s, true
 	}
