@@ -4,39 +4,50 @@
 #
 #   bench/triage/run.sh [-o OUT.tsv] [-bin CONFINELINT] [-m MODULE_REGEX]
 #
-#   -o FILE    findings file (default $TRIAGE_WORK/findings.tsv); the summary
-#              table goes to FILE with .summary.md in place of .tsv, and to
-#              stdout
+#   -o FILE    findings file (default findings.tsv in the scratch directory);
+#              the summary table goes to FILE with .summary.md in place of
+#              .tsv, and to stdout
 #   -bin PATH  use this confinelint binary instead of building the tree this
 #              script sits in
 #   -m REGEX   only the modules whose path matches REGEX (a quick run)
+#   -list      print the packages to vet (after go list's filter) and exit
 #   -fresh     give the built binary a unique build ID, so that go vet reuses
 #              no cached result of an identical earlier build (to time a
 #              vet-cold run; without it a rerun of the same tree is cached)
 #
-# Environment: TRIAGE_WORK=DIR scratch directory (default
-# ${TMPDIR:-/tmp}/confinelint-triage): the binary, the raw go vet -json
-# output per module (raw/*.json, with every finding's related positions)
-# and the logs (logs/*.log).
+# Environment: TRIAGE_WORK=DIR scratch directory: the binary, the raw go vet
+# -json output per module (raw/*.json, with every finding's related
+# positions) and the logs (logs/). Default: FILE with .work in place of .tsv
+# when -o FILE is given, else a new temporary directory; so runs with
+# different outputs can go at the same time.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-WORK=${TRIAGE_WORK:-${TMPDIR:-/tmp}/confinelint-triage}
-OUT=$WORK/findings.tsv
+OUT=
 BIN=
 MODRE=.
 FRESH=0
+LIST=0
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	-o) OUT=$2; shift 2 ;;
 	-bin) BIN=$2; shift 2 ;;
 	-m) MODRE=$2; shift 2 ;;
 	-fresh) FRESH=1; shift ;;
-	*) sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2 ;;
+	-list) LIST=1; shift ;;
+	*) sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2 ;;
 	esac
 done
-[[ $OUT == /* ]] || OUT=$PWD/$OUT
+[[ -z $OUT || $OUT == /* ]] || OUT=$PWD/$OUT
+if [[ -n ${TRIAGE_WORK:-} ]]; then
+	WORK=$TRIAGE_WORK
+elif [[ -n $OUT ]]; then
+	WORK=${OUT%.tsv}.work
+else
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/confinelint-triage.XXXXXX")
+fi
+OUT=${OUT:-$WORK/findings.tsv}
 [[ -z $BIN || $BIN == /* ]] || BIN=$PWD/$BIN
 
 T0=$(date +%s)
@@ -44,16 +55,6 @@ phase() { printf '== [%4ss] %s\n' $(($(date +%s) - T0)) "$*" >&2; }
 
 rm -rf "$WORK/raw" "$WORK/logs"
 mkdir -p "$WORK/raw" "$WORK/logs" "$(dirname "$OUT")"
-
-REV=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')
-if [[ -z $BIN ]]; then
-	phase "build confinelint from $ROOT ($REV)"
-	ldflags=()
-	[[ $FRESH == 0 ]] || ldflags=(-ldflags="-buildid=triage-fresh-$(date +%s%N)")
-	(cd "$ROOT" && go build "${ldflags[@]}" -o "$WORK/confinelint" ./cmd/confinelint)
-	BIN=$WORK/confinelint
-fi
-(cd "$HERE" && go build -o "$WORK/tsv" ./tsv)
 
 cd "$HERE"
 MODCACHE=$(go env GOMODCACHE)
@@ -81,8 +82,38 @@ expand() {
 			  print mod substr($0, length(dir) + 1) }'
 }
 
+# flags_of MODULE: its go flags from packages.txt.
+flags_of() { awk -v m="$1" '$1 == m && $2 ~ /^-/ {print $2}' packages.txt; }
+
+# packages_of MODULE SLUG: the packages to vet; go list's verdict on every
+# candidate goes to logs/SLUG.list.
+packages_of() {
+	local mod=$1 slug=$2 flags candidates
+	mapfile -t flags < <(flags_of "$mod")
+	mapfile -t candidates < <(awk -v m="$mod" '$1 == m && $2 !~ /^-/ {print $2}' packages.txt |
+		while read -r pat; do expand "$mod" "$pat"; done | sort -u)
+	go list "${flags[@]}" -e -f '{{.ImportPath}}{{"\t"}}{{if .Error}}{{.Error}}{{end}}' "${candidates[@]}" \
+		>"$WORK/logs/$slug.list" 2>&1
+	awk -F'\t' '$2 == "" {print $1}' "$WORK/logs/$slug.list"
+}
+
 mapfile -t MODULES < <(grep -vE '^[[:space:]]*(#|$)' packages.txt | awk '!seen[$1]++ {print $1}' | grep -E -- "$MODRE")
 [[ ${#MODULES[@]} -gt 0 ]] || { echo "triage: no module matches $MODRE" >&2; exit 1; }
+
+if [[ $LIST == 1 ]]; then
+	for mod in "${MODULES[@]}"; do packages_of "$mod" "$(echo "$mod" | tr '/' '_')"; done
+	exit 0
+fi
+
+REV=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')
+if [[ -z $BIN ]]; then
+	phase "build confinelint from $ROOT ($REV)"
+	ldflags=()
+	[[ $FRESH == 0 ]] || ldflags=(-ldflags="-buildid=triage-fresh-$(date +%s%N)")
+	(cd "$ROOT" && go build "${ldflags[@]}" -o "$WORK/confinelint" ./cmd/confinelint)
+	BIN=$WORK/confinelint
+fi
+go build -o "$WORK/tsv" ./tsv
 
 # The vet tool's identity: a different binary (any change of the tree) is a
 # different go vet tool, so no cached vet result of another build is reused.
@@ -91,10 +122,8 @@ phase "confinelint: $BIN ($(sha256sum "$BIN" | cut -c1-12)); $(go version)"
 printf 'module\tpackages\tskipped\twall_s\tmax_rss_mib\tvet_exit\n' >"$WORK/times.tsv"
 for mod in "${MODULES[@]}"; do
 	slug=$(echo "$mod" | tr '/' '_')
-	mapfile -t flags < <(awk -v m="$mod" '$1 == m && $2 ~ /^-/ {print $2}' packages.txt)
-	mapfile -t candidates < <(awk -v m="$mod" '$1 == m && $2 !~ /^-/ {print $2}' packages.txt | while read -r pat; do expand "$mod" "$pat"; done | sort -u)
-	go list "${flags[@]}" -e -f '{{.ImportPath}}{{"\t"}}{{if .Error}}{{.Error}}{{end}}' "${candidates[@]}" >"$WORK/logs/$slug.list" 2>&1
-	mapfile -t pkgs < <(awk -F'\t' '$2 == "" {print $1}' "$WORK/logs/$slug.list")
+	mapfile -t flags < <(flags_of "$mod")
+	mapfile -t pkgs < <(packages_of "$mod" "$slug")
 	skipped=$(awk -F'\t' '$2 != ""' "$WORK/logs/$slug.list" | wc -l)
 	phase "$mod: ${#pkgs[@]} packages ($skipped skipped, see logs/$slug.list) ${flags[*]}"
 	rc=0
