@@ -40,7 +40,10 @@ while [[ $# -gt 0 ]]; do
 	esac
 done
 [[ -z $OUT || $OUT == /* ]] || OUT=$PWD/$OUT
-if [[ -n ${TRIAGE_WORK:-} ]]; then
+if [[ $LIST == 1 ]]; then
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/confinelint-triage.XXXXXX")
+	trap 'rm -rf "$WORK"' EXIT
+elif [[ -n ${TRIAGE_WORK:-} ]]; then
 	WORK=$TRIAGE_WORK
 elif [[ -n $OUT ]]; then
 	WORK=${OUT%.tsv}.work
@@ -58,6 +61,7 @@ mkdir -p "$WORK/raw" "$WORK/logs" "$(dirname "$OUT")"
 
 cd "$HERE"
 MODCACHE=$(go env GOMODCACHE)
+GOROOT_DIR=$(go env GOROOT)
 
 # moddir MODULE: the module's directory in the module cache (downloaded on
 # first use).
@@ -119,7 +123,7 @@ go build -o "$WORK/tsv" ./tsv
 # different go vet tool, so no cached vet result of another build is reused.
 phase "confinelint: $BIN ($(sha256sum "$BIN" | cut -c1-12)); $(go version)"
 : >"$WORK/all.tsv"
-printf 'module\tpackages\tskipped\twall_s\tmax_rss_mib\tvet_exit\n' >"$WORK/times.tsv"
+printf 'module\tpackages\tskipped\twall_s\tcpu_s\tmax_rss_mib\tvet_exit\n' >"$WORK/times.tsv"
 for mod in "${MODULES[@]}"; do
 	slug=$(echo "$mod" | tr '/' '_')
 	mapfile -t flags < <(flags_of "$mod")
@@ -127,16 +131,16 @@ for mod in "${MODULES[@]}"; do
 	skipped=$(awk -F'\t' '$2 != ""' "$WORK/logs/$slug.list" | wc -l)
 	phase "$mod: ${#pkgs[@]} packages ($skipped skipped, see logs/$slug.list) ${flags[*]}"
 	rc=0
-	/usr/bin/time -f '%e %M' -o "$WORK/logs/$slug.time" \
+	/usr/bin/time -f '%e %U %S %M' -o "$WORK/logs/$slug.time" \
 		go vet "${flags[@]}" -vettool="$BIN" -json "${pkgs[@]}" >"$WORK/raw/$slug.json" 2>"$WORK/logs/$slug.log" || rc=$?
 	# the last line: GNU time writes "Command exited with non-zero status N" first
-	read -r wall rsskb < <(tail -1 "$WORK/logs/$slug.time")
+	read -r wall user sys rsskb < <(tail -1 "$WORK/logs/$slug.time")
 	if [[ $rc != 0 ]]; then
 		echo "   go vet exited $rc; errors (logs/$slug.log):" >&2
 		grep -vE '^#' "$WORK/logs/$slug.log" | head -5 | sed 's/^/     /' >&2 || true
 	fi
-	"$WORK/tsv" normalize -modcache "$MODCACHE" <"$WORK/raw/$slug.json" >>"$WORK/all.tsv"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$mod" "${#pkgs[@]}" "$skipped" "$wall" $((rsskb / 1024)) "$rc" >>"$WORK/times.tsv"
+	"$WORK/tsv" normalize -modcache "$MODCACHE" -goroot "$GOROOT_DIR" <"$WORK/raw/$slug.json" >>"$WORK/all.tsv"
+	printf '%s\t%s\t%s\t%s\t%.0f\t%s\t%s\n' "$mod" "${#pkgs[@]}" "$skipped" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" $((rsskb / 1024)) "$rc" >>"$WORK/times.tsv"
 done
 
 LC_ALL=C sort -u "$WORK/all.tsv" >"$OUT"
@@ -148,9 +152,10 @@ SUMMARY=${OUT%.tsv}.summary.md
 	echo
 	"$WORK/tsv" summary "$OUT"
 	echo
-	echo '| module | packages | skipped | go vet wall s | max process RSS MiB | go vet exit |'
-	echo '|---|---|---|---|---|---|'
-	tail -n +2 "$WORK/times.tsv" | awk -F'\t' '{printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6}'
+	echo '| module | packages | skipped | go vet wall s | CPU s (user+sys) | max process RSS MiB | go vet exit |'
+	echo '|---|---|---|---|---|---|---|'
+	tail -n +2 "$WORK/times.tsv" | awk -F'\t' '{printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7; w += $4; c += $5}
+		END {printf "| total | | | %.0f | %.0f | | |\n", w, c}'
 } >"$SUMMARY"
 cat "$SUMMARY"
 phase "done: $OUT ($(wc -l <"$OUT") findings), $SUMMARY; raw output in $WORK/raw"

@@ -1,13 +1,14 @@
 // Command tsv turns `go vet -vettool=confinelint -json` output into the
 // triage corpus's findings file, and summarises such files.
 //
-//	tsv normalize -modcache DIR < vet.json > findings.tsv
+//	tsv normalize -modcache DIR [-goroot DIR] < vet.json > findings.tsv
 //	tsv summary findings.tsv
 //
 // A findings line is module, rule, file:line and message, tab-separated. The
 // file is relative to its module's root and carries no version, so that two
 // runs over the same corpus diff cleanly; the message has the module cache
-// prefix stripped too. normalize does not sort: run.sh sorts and
+// prefix stripped too. A file of the standard library belongs to module
+// "std", relative to GOROOT/src. normalize does not sort: run.sh sorts and
 // deduplicates the concatenated output of every module.
 package main
 
@@ -15,6 +16,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,10 +32,14 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "normalize":
-		if len(os.Args) != 4 || os.Args[2] != "-modcache" {
+		fs := flag.NewFlagSet("normalize", flag.ExitOnError)
+		modcache := fs.String("modcache", "", "the module cache (go env GOMODCACHE)")
+		goroot := fs.String("goroot", "", "the Go root (go env GOROOT)")
+		fs.Parse(os.Args[2:])
+		if *modcache == "" || fs.NArg() != 0 {
 			usage()
 		}
-		err = normalize(os.Stdin, os.Stdout, os.Args[3])
+		err = normalize(os.Stdin, os.Stdout, newPathNormalizer(*modcache, *goroot))
 	case "summary":
 		if len(os.Args) != 3 {
 			usage()
@@ -49,7 +55,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: tsv normalize -modcache DIR < vet.json | tsv summary FILE.tsv")
+	fmt.Fprintln(os.Stderr, "usage: tsv normalize -modcache DIR [-goroot DIR] < vet.json | tsv summary FILE.tsv")
 	os.Exit(2)
 }
 
@@ -64,8 +70,7 @@ type diagnostic struct {
 // vetted package, {} when silent) and writes one line per diagnostic. An
 // analyzer that failed on a package ({"error": ...}) becomes a line of rule
 // ANALYZER/analysis-error, so that a crash shows up in a diff.
-func normalize(r io.Reader, w io.Writer, modcache string) error {
-	paths := newPathNormalizer(modcache)
+func normalize(r io.Reader, w io.Writer, paths *pathNormalizer) error {
 	out := bufio.NewWriter(w)
 	dec := json.NewDecoder(r)
 	for {
@@ -105,23 +110,33 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
 }
 
-// pathNormalizer rewrites module cache paths: DIR/escaped/path@version/rest.
+// pathNormalizer rewrites module cache paths (DIR/escaped/path@version/rest)
+// and standard library paths (GOROOT/src/rest).
 type pathNormalizer struct {
 	inCache *regexp.Regexp // a module cache file path, anywhere in a message
+	stdSrc  string         // GOROOT/src/, or "" when not known
 }
 
-func newPathNormalizer(modcache string) *pathNormalizer {
+func newPathNormalizer(modcache, goroot string) *pathNormalizer {
 	prefix := regexp.QuoteMeta(strings.TrimSuffix(modcache, "/") + "/")
-	return &pathNormalizer{inCache: regexp.MustCompile(prefix + `([^@\s]+)@[^/\s]+/`)}
+	p := &pathNormalizer{inCache: regexp.MustCompile(prefix + `([^@\s]+)@[^/\s]+/`)}
+	if goroot != "" {
+		p.stdSrc = strings.TrimSuffix(goroot, "/") + "/src/"
+	}
+	return p
 }
 
 // position splits "DIR/mod@v/file.go:12:5" into the module path and
 // "file.go:12" (the column is dropped: it is noise in a triage diff). A
-// position outside the module cache keeps its path, with module "-".
+// position in GOROOT/src is module "std"; any other keeps its path, with
+// module "-".
 func (p *pathNormalizer) position(posn string) (module, file string) {
 	posn = stripColumn(posn)
 	m := p.inCache.FindStringSubmatchIndex(posn)
 	if m == nil || m[0] != 0 {
+		if p.stdSrc != "" && strings.HasPrefix(posn, p.stdSrc) {
+			return "std", posn[len(p.stdSrc):]
+		}
 		return "-", posn
 	}
 	return unescapeModule(posn[m[2]:m[3]]), posn[m[1]:]
@@ -148,12 +163,17 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-// message replaces every module cache path prefix in s by the module path.
+// message replaces every module cache path prefix in s by the module path,
+// and drops GOROOT/src/.
 func (p *pathNormalizer) message(s string) string {
-	return p.inCache.ReplaceAllStringFunc(s, func(match string) string {
+	s = p.inCache.ReplaceAllStringFunc(s, func(match string) string {
 		sub := p.inCache.FindStringSubmatch(match)
 		return unescapeModule(sub[1]) + "/"
 	})
+	if p.stdSrc != "" {
+		s = strings.ReplaceAll(s, p.stdSrc, "")
+	}
+	return s
 }
 
 // unescapeModule undoes the module cache's case encoding ("!x" is "X").

@@ -33,7 +33,7 @@ const vetOutput = `{
 
 func TestNormalize(t *testing.T) {
 	var out bytes.Buffer
-	if err := normalize(strings.NewReader(vetOutput), &out, "/cache/"); err != nil {
+	if err := normalize(strings.NewReader(vetOutput), &out, newPathNormalizer("/cache/", "/goroot")); err != nil {
 		t.Fatal(err)
 	}
 	want := "example.com/Upper/mod\tlockorder/lock-leak\tpkg/a_test.go:12\tT.mu taken at other.org/x/b.go:3:1 is still held there [lock-leak]\n" +
@@ -44,14 +44,20 @@ func TestNormalize(t *testing.T) {
 }
 
 func TestNormalizeOutsideCache(t *testing.T) {
-	p := newPathNormalizer("/cache")
+	p := newPathNormalizer("/cache", "/goroot/")
 	if mod, file := p.position("/src/local/a.go:7:2"); mod != "-" || file != "/src/local/a.go:7" {
 		t.Errorf("position outside the cache = %q, %q", mod, file)
+	}
+	if mod, file := p.position("/goroot/src/net/http/server.go:2216:3"); mod != "std" || file != "net/http/server.go:2216" {
+		t.Errorf("position in GOROOT = %q, %q", mod, file)
+	}
+	if got := p.message("held since /goroot/src/testing/testing.go:1434"); got != "held since testing/testing.go:1434" {
+		t.Errorf("message naming GOROOT = %q", got)
 	}
 }
 
 func TestNormalizeRejectsGarbage(t *testing.T) {
-	if err := normalize(strings.NewReader("# pkg\nvet: exit status 1\n"), new(bytes.Buffer), "/cache"); err == nil {
+	if err := normalize(strings.NewReader("# pkg\nvet: exit status 1\n"), new(bytes.Buffer), newPathNormalizer("/cache", "")); err == nil {
 		t.Error("normalize accepted text that is not go vet -json output")
 	}
 }
