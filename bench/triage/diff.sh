@@ -20,7 +20,8 @@ comm -13 "$tmp/old" "$tmp/new" >"$tmp/only-new"
 key() { cut -f1-3 "$1" | sort -u; }
 comm -12 <(key "$tmp/only-old") <(key "$tmp/only-new") >"$tmp/changed-keys"
 # without KEYS FILE: the lines of FILE whose key is not in KEYS.
-without() { awk -F'\t' 'NR == FNR { k[$0]; next } !(($1 FS $2 FS $3) in k)' "$1" "$2"; }
+# (FILENAME, not NR == FNR: KEYS may be empty.)
+without() { awk -F'\t' -v keys="$1" 'FILENAME == keys { k[$0]; next } !(($1 FS $2 FS $3) in k)' "$1" "$2"; }
 
 section() { # section TITLE FILE
 	local n
