@@ -72,7 +72,7 @@ func TestKeyedLockersWaitsChains(t *testing.T) {
 // sync.Once or kept in tables; effects through interface calls; String
 // and Error called by fmt and log; Lockers whose effects are declared.
 func TestCallResolution(t *testing.T) {
-	for _, pkg := range []string{"callbacksetter", "callbackparam", "callbackonce", "ifaceeffect", "implicitstring", "lockerdecl", "lockerdeclb"} {
+	for _, pkg := range []string{"callbacksetter", "callbackparam", "callbackonce", "ifaceeffect", "ifacetxn", "implicitstring", "lockerdecl", "lockerdeclb"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
 		})

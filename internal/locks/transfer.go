@@ -107,10 +107,10 @@ func (w *walker) acquire(h Hold, s State) State {
 		w.reportRelock(old, h, h.Pos, why)
 	}
 	if w.report {
-		w.edgesTo(s, h, h.Pos, nil, true)
+		w.edgesTo(s, h, h.Pos, nil, true, false)
 	}
 	if w.final {
-		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), test: w.e.inTest(h.Pos), Sub: h.Sub})
 	}
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++
