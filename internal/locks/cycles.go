@@ -44,7 +44,9 @@ func (e *engine) reportCycles() {
 	var prod, tests []cycle
 	for _, c := range e.cycles() {
 		if c.test {
-			tests = append(tests, c)
+			if e.concurrentWithTest(c) {
+				tests = append(tests, c)
+			}
 		} else {
 			prod = append(prod, c)
 		}

@@ -28,6 +28,10 @@ type engine struct {
 	// selfBound: functions stored into a field of the object they
 	// capture (selfbound.go).
 	selfBound map[*ssa.Function]int
+	// testStarts caches startedByTest; byName indexes functions by
+	// funcName (teststart.go).
+	testStarts map[string]map[string]bool
+	byName     map[string]*ssa.Function
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
