@@ -289,6 +289,9 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	if len(ts) == 0 && !call.IsInvoke() {
 		w.recordParamCall(call.Value, pos, s)
 	}
+	if len(ts) == 0 && call.IsInvoke() {
+		s = w.handleMayRelease(call, s)
+	}
 	ts = w.withCommonEffects(ts, call)
 	for _, t := range ts {
 		if w.report && t.exact && t.sum == nil {
@@ -362,6 +365,29 @@ func (w *walker) mayRelease(t *target, sum *funcInfo, s State) State {
 		}
 		if _, held := s.find(p); held {
 			s = s.without(p)
+		}
+	}
+	return s
+}
+
+// handleMayRelease forgets the locks a call left held when a method of
+// the handle it returned is called through an interface the analysis
+// cannot resolve (declared in another package): the handle's Finish or
+// Rollback may be what releases them (cc, _ := m.Start(); cc.Finish()).
+func (w *walker) handleMayRelease(call *ssa.CallCommon, s State) State {
+	var from *ssa.Call
+	switch v := objects.Underlying(call.Value).(type) {
+	case *ssa.Call:
+		from = v
+	case *ssa.Extract:
+		from, _ = v.Tuple.(*ssa.Call)
+	}
+	if from == nil {
+		return s
+	}
+	for _, h := range s.holds {
+		if h.Pos == from.Pos() && !h.Maybe {
+			s = s.without(h.Path)
 		}
 	}
 	return s
