@@ -157,7 +157,7 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 		return s.without(o.Path)
 	}
 	if s.wasReleased(h.Path) && !h.Opaque {
-		if w.report && !w.maybeDefer {
+		if w.report && !w.maybeDefer && !w.startedTakes(h) {
 			w.e.find(pos, "unlock-not-held", h.Name+" unlocked but not held: it was already unlocked on every path here")
 		}
 		return s
