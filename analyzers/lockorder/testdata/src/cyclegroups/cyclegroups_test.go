@@ -25,4 +25,3 @@ func TestHoldPart(t *testing.T) {
 	e2.Snapshot() // want `lock order inversion in test code: Engine.snapMu then Part.mu in Engine.Snapshot .* but Part.mu then Engine.snapMu in TestHoldPart .*; the test's hold of Part.mu closes 2 lock-order cycles \[lock-order-test\]`
 	e1.part.mu.Unlock()
 }
-

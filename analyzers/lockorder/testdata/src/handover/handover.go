@@ -31,7 +31,7 @@ func (b *Buffer) Leave(n int) {
 	go func() {
 		b.mu.Lock()
 		b.used += n
-	} /* want `Buffer.mu taken at handover.go:\d+ is still held when the goroutine` */()
+	} /* want `Buffer.mu taken at handover.go:\d+ is still held when the goroutine` */ ()
 }
 
 func (b *Buffer) Release(n int) {
