@@ -293,6 +293,11 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		s = w.handleMayRelease(call, s)
 	}
 	ts = w.withCommonEffects(ts, call)
+	if w.report {
+		for _, t := range ts {
+			w.noteCallSite(t.fn, s.holds)
+		}
+	}
 	for _, t := range ts {
 		if w.report && t.exact && t.sum == nil {
 			s = w.checkCallDecl(&t, pos, s)

@@ -17,6 +17,8 @@ import (
 //   - a cycle of three or more locks is reported only when every edge is
 //     certain (edge.must): long cycles built from possible takes were
 //     mostly paths no program runs, and a real one is all certain;
+//   - a cycle whose every edge runs under one more exclusive lock (a
+//     gate, gates.go) is not reported;
 //   - a cycle that needs an edge seen only in test code is its own rule,
 //     lock-order-test, reported at the test's acquisition; the cycles of
 //     one lock a test holds (in one function, from one acquisition) are
@@ -74,7 +76,7 @@ func (e *engine) cycles() []cycle {
 			continue
 		}
 		seen[key] = true
-		if c.long() && !c.certain() {
+		if c.long() && !c.certain() || e.gated(c) {
 			continue
 		}
 		c.test = slices.ContainsFunc(c.edges, func(b edge) bool { return b.test })

@@ -66,6 +66,7 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 		}
 		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,
 			declared: broken, test: site.test, must: must}
+		w.noteEdgeGates(x, holds)
 		if !w.e.betterWitness(x) {
 			continue
 		}

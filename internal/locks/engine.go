@@ -28,6 +28,11 @@ type engine struct {
 	// selfBound: functions stored into a field of the object they
 	// capture (selfbound.go).
 	selfBound map[*ssa.Function]int
+	// gates, callSites, entryCache, valueUsed: gate locks (gates.go).
+	gates      map[edgeKey][]gateWitness
+	callSites  map[*ssa.Function][]gateWitness
+	entryCache map[*ssa.Function][]string
+	valueUsed  map[*ssa.Function]bool
 	// testStarts caches startedByTest; byName indexes functions by
 	// funcName (teststart.go).
 	testStarts map[string]map[string]bool
