@@ -122,7 +122,7 @@ func (e *engine) entryHeld(fn *ssa.Function, visiting map[*ssa.Function]bool) []
 // package does not name (a closure, a function used as a value).
 func (e *engine) exportedFunc(fn *ssa.Function) bool {
 	if fn.Parent() != nil {
-		return true
+		return !onlyCalled(fn)
 	}
 	if obj := fn.Object(); obj == nil || obj.Exported() {
 		return true
@@ -147,6 +147,28 @@ func (e *engine) exportedFunc(fn *ssa.Function) bool {
 		}
 	}
 	return e.valueUsed[fn]
+}
+
+// onlyCalled reports whether every use of the closure fn is a call of it
+// on the same goroutine (not go, not kept or passed on).
+func onlyCalled(fn *ssa.Function) bool {
+	found := false
+	for _, b := range fn.Parent().Blocks {
+		for _, instr := range b.Instrs {
+			mc, ok := instr.(*ssa.MakeClosure)
+			if !ok || mc.Fn != fn {
+				continue
+			}
+			found = true
+			for _, r := range *mc.Referrers() {
+				c, ok := r.(*ssa.Call)
+				if !ok || c.Call.Value != ssa.Value(mc) || slices.Contains(c.Call.Args, ssa.Value(mc)) {
+					return false
+				}
+			}
+		}
+	}
+	return found
 }
 
 func unionClasses(a, b []string) []string {

@@ -88,3 +88,44 @@ func (p *Pool) Swap() {
 	p.x.Unlock()
 	p.y.Unlock()
 }
+
+// Stripes: one pass, serialized by gc, holds a hash stripe, then an
+// entry, then (for another index) a ref stripe; entries are never
+// locked before a stripe elsewhere. The closure runs only where gc is
+// held. Silent.
+type Stripes struct {
+	gc    sync.Mutex
+	locks []stripeLock
+	items map[int]*Item
+}
+
+type stripeLock struct {
+	sync.RWMutex
+	_ [40]byte
+}
+
+type Item struct {
+	sync.Mutex
+	ref int
+}
+
+func (s *Stripes) GC() {
+	s.gc.Lock()
+	defer s.gc.Unlock()
+	check := func(i int, it *Item) {
+		it.Lock()
+		if j := it.ref % len(s.locks); j != i {
+			s.locks[j].Lock()
+			delete(s.items, it.ref)
+			s.locks[j].Unlock()
+		}
+		it.Unlock()
+	}
+	for i := range s.locks {
+		s.locks[i].Lock()
+		for _, it := range s.items {
+			check(i, it)
+		}
+		s.locks[i].Unlock()
+	}
+}
