@@ -42,6 +42,9 @@ func (w *walker) starterUnlocks(h Hold) bool {
 		}
 		for _, b := range f.Blocks {
 			for _, instr := range b.Instrs {
+				if w.e.releasesClassVia(instr, h) {
+					return true // a helper, or a method value (go unlockLater(mu.Unlock))
+				}
 				ci, ok := instr.(ssa.CallInstruction)
 				if !ok {
 					continue
@@ -99,4 +102,37 @@ func lockClassOf(lv ssa.Value) string {
 		return lockop.ElemKey(c)
 	}
 	return ""
+}
+
+// releasesClassVia reports whether instr calls, or makes a method value
+// of, a package function whose summary releases a lock of h's class.
+func (e *engine) releasesClassVia(instr ssa.Instruction, h Hold) bool {
+	var f *ssa.Function
+	switch x := instr.(type) {
+	case ssa.CallInstruction:
+		f = x.Common().StaticCallee()
+	case *ssa.MakeClosure:
+		f, _ = x.Fn.(*ssa.Function)
+		if f != nil {
+			if m := e.boundMethod(f); m != nil {
+				f = m
+			}
+		}
+	}
+	if f == nil {
+		return false
+	}
+	info := e.infos[e.canonical(f)]
+	if info == nil {
+		info = e.importedSummary(f)
+	}
+	if info == nil {
+		return false
+	}
+	for _, r := range info.releases {
+		if sameClass(h, r.Class, r.Name) {
+			return true
+		}
+	}
+	return false
 }

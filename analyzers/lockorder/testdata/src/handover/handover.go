@@ -66,3 +66,32 @@ func Twice(b *Buffer) {
 	b.mu.Unlock()
 	b.mu.Unlock() // want `Buffer.mu unlocked but not held`
 }
+
+// Gate wraps a mutex; a goroutine locks it and the starter hands Unlock,
+// as a method value, to a helper that runs it. Silent.
+type Gate struct {
+	mu    sync.Mutex
+	count int
+}
+
+func (g *Gate) Lock()   { g.mu.Lock() }
+func (g *Gate) Unlock() { g.mu.Unlock() }
+
+func run(f func()) { f() }
+
+func Borrow(g *Gate) {
+	locked := make(chan struct{})
+	go func() {
+		g.Lock()
+		g.count++
+		close(locked)
+	}()
+	<-locked
+	run(g.Unlock)
+}
+
+func (g *Gate) Count() int {
+	g.Lock()
+	defer g.Unlock()
+	return g.count
+}
