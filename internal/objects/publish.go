@@ -254,6 +254,13 @@ func pointerLike(t types.Type) bool {
 	return false
 }
 
+// Reaches reports whether control can flow from instruction from to
+// instruction to of the same function without executing avoid again:
+// with avoid the instruction defining a value, whether a use at to can
+// see the value from's execution saw (not one of a later loop
+// iteration). avoid may be from itself.
+func Reaches(from, to, avoid ssa.Instruction) bool { return reachesAvoiding(from, to, avoid) }
+
 // reachesAvoiding reports whether control can flow from instruction from
 // to instruction to without executing avoid again (avoid dominates both).
 func reachesAvoiding(from, to, avoid ssa.Instruction) bool {

@@ -36,6 +36,11 @@ type access struct {
 	state string   // as the message shows it: "c.inflight", "Consumer.commit"
 	key   string   // as facts name it: "Consumer.inflight", "pkg.offsets"
 	via   []string // functions between this one and the state, if any
+	// last, when set, ends the chain instead of state: what a function
+	// handed a derived reference does with it ("p.offsets").
+	last string
+	// from is the owned state a derived access goes through (rule 6).
+	from *source
 	// checked marks a call of a role function that asserts its owner at
 	// runtime: rule 2 does not ask its callers to declare a role, since
 	// the assertion covers callers the analysis cannot see.
@@ -73,25 +78,11 @@ func (e *engine) collect(fn *ssa.Function) []access {
 // fieldAccess reports whether selecting field index of x is an access of
 // owned state.
 func (e *engine) fieldAccess(fn *ssa.Function, at ssa.Instruction, x ssa.Value, index int, k kind) (access, bool) {
-	st := structOf(x.Type())
-	if st == nil || index >= st.NumFields() {
+	s, ok := e.ownedField(fn, at, x, index)
+	if !ok {
 		return access{}, false
 	}
-	field := st.Field(index)
-	if isOwner(field.Type()) {
-		return access{}, false // confine.Owner is made to be used from any goroutine
-	}
-	owner := ownerType(x.Type())
-	role, ok := e.p.FieldRole(field, owner)
-	if !ok || e.exempt(fn, x, at) {
-		return access{}, false
-	}
-	key := field.Name()
-	if owner != nil {
-		key = owner.Name() + "." + key
-	}
-	pos := at.Pos()
-	return access{role: orDefault(role), kind: k, pos: pos, state: e.exprName(pos, x, field.Name()), key: key}, true
+	return access{role: s.role, kind: k, pos: at.Pos(), state: s.state, key: s.key}, true
 }
 
 // addrKind classifies the uses of an address of owned state: stored to
