@@ -57,7 +57,7 @@ func (e *engine) collect(fn *ssa.Function) []access {
 		for _, instr := range blk.Instrs {
 			switch in := instr.(type) {
 			case *ssa.FieldAddr:
-				if a, ok := e.fieldAccess(fn, in, in.X, in.Field, e.addrKind(in, 0)); ok {
+				if a, ok := e.fieldAccess(fn, in, in.X, in.Field, addrKind(in, 0)); ok {
 					out = append(out, a)
 				}
 			case *ssa.Field:
@@ -85,10 +85,20 @@ func (e *engine) fieldAccess(fn *ssa.Function, at ssa.Instruction, x ssa.Value, 
 	return access{role: s.role, kind: k, pos: at.Pos(), state: s.state, key: s.key}, true
 }
 
+// Writes reports whether the uses of an address (a field's or element's)
+// write through it, by the rule confined applies to owned state: a store,
+// an element of the map or slice it holds updated, or the address passed
+// to a call.
+func Writes(addr ssa.Value) bool { return addrKind(addr, 0) == write }
+
+// ElementsWritten reports whether the map or slice loaded into v (a load
+// of a field or var) has an element updated, deleted or cleared.
+func ElementsWritten(v ssa.Value) bool { return elementsWritten(v, 0) }
+
 // addrKind classifies the uses of an address of owned state: stored to
 // (or an element of the map or slice it holds updated, or its address
 // passed to a call: pointer methods, sync/atomic) is a write, else a read.
-func (e *engine) addrKind(addr ssa.Value, depth int) kind {
+func addrKind(addr ssa.Value, depth int) kind {
 	refs := addr.Referrers()
 	if refs == nil || depth > 8 {
 		return read
@@ -104,11 +114,11 @@ func (e *engine) addrKind(addr ssa.Value, depth int) kind {
 				return write
 			}
 		case *ssa.FieldAddr:
-			if e.addrKind(u, depth+1) == write {
+			if addrKind(u, depth+1) == write {
 				return write
 			}
 		case *ssa.IndexAddr:
-			if e.addrKind(u, depth+1) == write {
+			if addrKind(u, depth+1) == write {
 				return write
 			}
 		case ssa.CallInstruction:
@@ -178,9 +188,9 @@ func (e *engine) globalAccesses(fn *ssa.Function, instr ssa.Instruction) []acces
 				k = write
 			}
 		case *ssa.FieldAddr:
-			k = e.addrKind(u, 0)
+			k = addrKind(u, 0)
 		case *ssa.IndexAddr:
-			k = e.addrKind(u, 0)
+			k = addrKind(u, 0)
 		case ssa.CallInstruction:
 			k = write
 		}
@@ -192,15 +202,6 @@ func (e *engine) globalAccesses(fn *ssa.Function, instr ssa.Instruction) []acces
 		out = append(out, access{role: orDefault(role), kind: k, pos: posOf(fn, instr), state: state, key: name})
 	}
 	return out
-}
-
-// structOf returns the struct type x selects from (through one pointer).
-func structOf(t types.Type) *types.Struct {
-	if p, ok := t.Underlying().(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	st, _ := t.Underlying().(*types.Struct)
-	return st
 }
 
 // ownerType returns the named struct type x selects from, for struct-level

@@ -2,6 +2,8 @@ package ownership
 
 import (
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // Rule 6: a reference read out of owned state points at owned data.
@@ -139,7 +141,7 @@ func (e *engine) paramUse(fn *ssa.Function, i int) (use, bool) {
 		}
 	}
 	var ops []memOp
-	for _, g := range withClosures(fn) {
+	for _, g := range objects.Nested(fn) {
 		for _, blk := range g.Blocks {
 			for _, instr := range blk.Instrs {
 				ops = e.memOps(ops[:0], instr)
@@ -181,13 +183,4 @@ type paramKey struct {
 type usage struct {
 	use
 	ok bool
-}
-
-// withClosures returns fn and the closures created in it, at any depth.
-func withClosures(fn *ssa.Function) []*ssa.Function {
-	out := []*ssa.Function{fn}
-	for i := 0; i < len(out); i++ {
-		out = append(out, out[i].AnonFuncs...)
-	}
-	return out
 }

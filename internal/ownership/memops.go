@@ -8,6 +8,7 @@ import (
 
 	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // memOp is one touch of the memory a reference points to: a field or
@@ -25,12 +26,12 @@ type memOp struct {
 func (e *engine) memOps(out []memOp, instr ssa.Instruction) []memOp {
 	switch in := instr.(type) {
 	case *ssa.FieldAddr:
-		if !onlySelected(in) && !e.selfGuarded(in.X.Type(), in.Field) {
-			out = append(out, memOp{in.X, e.addrKind(in, 0), in})
+		if !objects.OnlySelected(in) && !e.selfGuarded(in.X.Type(), in.Field) {
+			out = append(out, memOp{in.X, addrKind(in, 0), in})
 		}
 	case *ssa.IndexAddr:
-		if !onlySelected(in) {
-			out = append(out, memOp{in.X, e.addrKind(in, 0), in})
+		if !objects.OnlySelected(in) {
+			out = append(out, memOp{in.X, addrKind(in, 0), in})
 		}
 	case *ssa.UnOp:
 		if in.Op == token.MUL && !isAddress(in.X) {
@@ -73,22 +74,6 @@ func (e *engine) memOps(out []memOp, instr ssa.Instruction) []memOp {
 	return out
 }
 
-// onlySelected reports whether every use of addr selects further into it.
-func onlySelected(addr ssa.Value) bool {
-	refs := addr.Referrers()
-	if refs == nil || len(*refs) == 0 {
-		return false
-	}
-	for _, r := range *refs {
-		switch r.(type) {
-		case *ssa.FieldAddr, *ssa.IndexAddr, *ssa.DebugRef:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // isAddress reports whether a load or store at v is one of a field or
 // element (a memOp of its own) or of a variable (no touch of shared
 // memory): only a load or store through a plain pointer (*p) remains.
@@ -111,12 +96,12 @@ func isMap(t types.Type) bool {
 // lock (a type that guards its fields, like a counter with a mutex).
 // Accesses to it through an owned reference need no owner.
 func (e *engine) selfGuarded(x types.Type, index int) bool {
-	st := structOf(x)
+	st := objects.StructOf(x)
 	if st == nil || index >= st.NumFields() {
 		return true
 	}
 	f := st.Field(index)
-	if _, isChan := f.Type().Underlying().(*types.Chan); isChan || syncType(f.Type()) || isOwner(f.Type()) {
+	if _, isChan := f.Type().Underlying().(*types.Chan); isChan || lockop.IsSyncType(f.Type()) || isOwner(f.Type()) {
 		return true
 	}
 	d := e.p.Decl(f)
@@ -137,7 +122,7 @@ func (e *engine) selfGuarded(x types.Type, index int) bool {
 func (e *engine) opName(op memOp) string {
 	switch in := op.at.(type) {
 	case *ssa.FieldAddr:
-		return e.exprName(in.Pos(), in.X, structOf(in.X.Type()).Field(in.Field).Name())
+		return e.exprName(in.Pos(), in.X, objects.StructOf(in.X.Type()).Field(in.Field).Name())
 	case *ssa.UnOp:
 		return "*" + e.valueText(in.X)
 	case *ssa.Store:
@@ -165,7 +150,7 @@ func (e *engine) ownedOp(op memOp) bool {
 	if !ok {
 		return false
 	}
-	field := structOf(fa.X.Type()).Field(fa.Field)
+	field := objects.StructOf(fa.X.Type()).Field(fa.Field)
 	_, owned := e.p.FieldRole(field, ownerType(fa.X.Type()))
 	return owned
 }

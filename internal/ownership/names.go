@@ -6,6 +6,8 @@ import (
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // exprName names a field access for messages as the user wrote it
@@ -88,9 +90,9 @@ func valueName(v ssa.Value, depth int) string {
 			return valueName(x.X, depth+1)
 		}
 	case *ssa.FieldAddr:
-		return valueName(x.X, depth+1) + "." + structOf(x.X.Type()).Field(x.Field).Name()
+		return valueName(x.X, depth+1) + "." + objects.StructOf(x.X.Type()).Field(x.Field).Name()
 	case *ssa.Field:
-		return valueName(x.X, depth+1) + "." + structOf(x.X.Type()).Field(x.Field).Name()
+		return valueName(x.X, depth+1) + "." + objects.StructOf(x.X.Type()).Field(x.Field).Name()
 	}
 	return typeLabel(v.Type())
 }

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/tools/go/ssa"
 
+	"github.com/confinelint/confinelint/internal/lockop"
 	"github.com/confinelint/confinelint/internal/objects"
 )
 
@@ -96,7 +97,7 @@ func (e *engine) sourceOf(fn *ssa.Function, v ssa.Value) source {
 // ownedField reports whether selecting field index of x at instruction at
 // reads owned state that is not construction or received.
 func (e *engine) ownedField(fn *ssa.Function, at ssa.Instruction, x ssa.Value, index int) (source, bool) {
-	st := structOf(x.Type())
+	st := objects.StructOf(x.Type())
 	if st == nil || index >= st.NumFields() {
 		return source{}, false
 	}
@@ -167,7 +168,7 @@ func reference(t types.Type, depth int) bool {
 	}
 	switch u := t.Underlying().(type) {
 	case *types.Pointer:
-		return !isOwner(u.Elem()) && !syncType(u.Elem())
+		return !isOwner(u.Elem()) && !lockop.IsSyncType(u.Elem())
 	case *types.Map, *types.Slice:
 		return true
 	case *types.Array:
@@ -180,20 +181,6 @@ func reference(t types.Type, depth int) bool {
 		}
 	}
 	return false
-}
-
-// syncType reports whether t is a type of sync or sync/atomic: made to be
-// used from any goroutine.
-func syncType(t types.Type) bool {
-	if p, ok := t.Underlying().(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	n, ok := types.Unalias(t).(*types.Named)
-	if !ok || n.Obj().Pkg() == nil {
-		return false
-	}
-	path := n.Obj().Pkg().Path()
-	return path == "sync" || path == "sync/atomic"
 }
 
 // selectedFrom returns the value v selects, indexes, slices or loads

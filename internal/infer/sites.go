@@ -1,0 +1,253 @@
+package infer
+
+import (
+	"go/token"
+	"go/types"
+	"maps"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
+	"github.com/confinelint/confinelint/internal/ownership"
+)
+
+// site is one access of a field of the package's struct types, or of a
+// package var, outside construction.
+type site struct {
+	fn    *ssa.Function
+	pos   token.Pos
+	v     *types.Var
+	owner *types.Named // the struct type, nil for a package var
+	// obj is the path of the object holding the field ("p0", "p0.shards[p1]"),
+	// "" for a package var.
+	obj   string
+	write bool
+	held  lockset
+	what  string // as written: "c.hits"
+}
+
+// lockRounds is how many times callers' locks are pushed into their
+// unexported callees: enough for a locking wrapper, a helper and the
+// helper's helper.
+const lockRounds = 3
+
+// collectSites walks every function under the locks it certainly holds
+// and records its accesses to fields and package vars.
+func (s *state) collectSites() {
+	inferable := s.inferable()
+	entries := map[*ssa.Function]lockset{}
+	for round := range lockRounds {
+		last := round == lockRounds-1
+		s.siteAt = map[siteKey]int{}
+		next := map[*ssa.Function]lockset{}
+		seen := map[*ssa.Function]bool{}
+		for _, fn := range s.p.Funcs {
+			walkLocks(fn, entries[fn], func(instr ssa.Instruction, held lockset) {
+				if last {
+					s.noteSite(fn, instr, held)
+				}
+				for callee, in := range s.callsAt(fn, instr, held) {
+					if !inferable[callee] {
+						continue
+					}
+					if seen[callee] {
+						next[callee] = meet(next[callee], in)
+					} else {
+						next[callee], seen[callee] = in, true
+					}
+				}
+			})
+		}
+		entries = next
+	}
+}
+
+// callsAt returns the locksets instr passes to the package functions it
+// calls synchronously: a static call, or a closure created here.
+func (s *state) callsAt(fn *ssa.Function, instr ssa.Instruction, held lockset) map[*ssa.Function]lockset {
+	switch in := instr.(type) {
+	case *ssa.Call:
+		callee := s.local(in.Call.StaticCallee())
+		if callee == nil {
+			return nil
+		}
+		return map[*ssa.Function]lockset{callee: inherited(held, nil, objects.PathsOf(fn, in.Call.Args))}
+	case *ssa.MakeClosure:
+		g, ok := in.Fn.(*ssa.Function)
+		if !ok {
+			return nil
+		}
+		return map[*ssa.Function]lockset{g: inherited(held, s.ctx.Objects.BindingPaths(in), nil)}
+	}
+	return nil
+}
+
+// inferable marks the functions whose every caller is a static call (or,
+// for a closure, whose one creation is called in place or handed to a
+// synchronous call): they hold what every caller holds.
+func (s *state) inferable() map[*ssa.Function]bool {
+	static := map[*ssa.Function]int{}
+	edges := map[*ssa.Function]int{}
+	for _, fn := range s.p.Funcs {
+		for _, e := range s.ctx.Calls(fn) {
+			edges[e.Callee]++
+		}
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				if c, ok := instr.(*ssa.Call); ok {
+					if callee := s.local(c.Call.StaticCallee()); callee != nil {
+						static[callee]++
+					}
+				}
+			}
+		}
+	}
+	out := map[*ssa.Function]bool{}
+	for _, fn := range s.p.Funcs {
+		if s.ctx.RootOf(fn) != nil || s.ctx.Escapes(fn) {
+			continue
+		}
+		if fn.Parent() != nil {
+			mc := s.ctx.Objects.ClosureOf(fn)
+			out[fn] = mc != nil && calledInPlace(mc)
+			continue
+		}
+		out[fn] = static[fn] > 0 && static[fn] >= edges[fn] && !fn.Object().Exported()
+	}
+	return out
+}
+
+// calledInPlace reports whether a closure value is only called or passed
+// to calls (not deferred, started or stored).
+func calledInPlace(mc *ssa.MakeClosure) bool {
+	for _, r := range *mc.Referrers() {
+		switch r.(type) {
+		case *ssa.Call, *ssa.DebugRef:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// local maps a callee to the package's source function, or nil.
+func (s *state) local(fn *ssa.Function) *ssa.Function {
+	if fn == nil {
+		return nil
+	}
+	if o := fn.Origin(); o != nil {
+		fn = o
+	}
+	if s.p.FuncSet[fn] {
+		return fn
+	}
+	return nil
+}
+
+// noteSite records instr's access of a field or package var of this
+// package, unless it is construction.
+func (s *state) noteSite(fn *ssa.Function, instr ssa.Instruction, held lockset) {
+	switch in := instr.(type) {
+	case *ssa.FieldAddr:
+		if objects.OnlySelected(in) {
+			return
+		}
+		st := objects.StructOf(in.X.Type())
+		owner := objects.NamedOf(in.X.Type())
+		if st == nil || owner == nil || owner.Obj().Pkg() != s.p.Pass.Pkg || in.Field >= st.NumFields() {
+			return
+		}
+		f := st.Field(in.Field)
+		if !candidate(f) || s.construction(fn, in.X, in) {
+			return
+		}
+		what, ok := s.texts[in.Pos()]
+		if !ok {
+			what = f.Name()
+		}
+		s.add(site{fn: fn, pos: in.Pos(), v: f, owner: owner, obj: objects.PathOf(fn, in.X),
+			write: ownership.Writes(in), held: held, what: what})
+	case *ssa.UnOp, *ssa.Store:
+		var g *ssa.Global
+		write := false
+		if u, ok := in.(*ssa.UnOp); ok && u.Op == token.MUL {
+			g, _ = u.X.(*ssa.Global)
+			write = g != nil && ownership.ElementsWritten(u)
+		} else if st, ok := in.(*ssa.Store); ok {
+			g, _ = st.Addr.(*ssa.Global)
+			write = true
+		}
+		if g == nil {
+			return
+		}
+		v, ok := g.Object().(*types.Var)
+		if !ok || v.Pkg() != s.p.Pass.Pkg || !candidate(v) {
+			return
+		}
+		s.add(site{fn: fn, pos: posOf(fn, in), v: v, write: write, held: held, what: v.Name()})
+	}
+}
+
+// add records st, one site per field and line: c.n++ and
+// c.s = append(c.s, x) read and write the field, and are one write for
+// the user.
+func (s *state) add(st site) {
+	line := s.p.Pass.Fset.Position(st.pos).Line
+	k := siteKey{st.fn, line, st.v}
+	if i, ok := s.siteAt[k]; ok {
+		s.sites[i].write = s.sites[i].write || st.write
+		return
+	}
+	s.siteAt[k] = len(s.sites)
+	st.held = maps.Clone(st.held)
+	s.sites = append(s.sites, st)
+}
+
+type siteKey struct {
+	fn   *ssa.Function
+	line int
+	v    *types.Var
+}
+
+// candidate reports whether v is state a directive could govern: not a
+// lock, atomic, channel, function or confine.Owner, and not already
+// annotated.
+func candidate(v *types.Var) bool {
+	t := v.Type()
+	switch t.Underlying().(type) {
+	case *types.Chan, *types.Signature:
+		return false
+	}
+	if lockop.IsLocker(t) || lockop.IsSyncType(t) {
+		return false
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	return !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != "github.com/confinelint/confinelint/confine"
+}
+
+// construction reports whether an access through x at instr initialises
+// an object fn created and has not yet published.
+func (s *state) construction(fn *ssa.Function, x ssa.Value, at ssa.Instruction) bool {
+	for range 16 {
+		switch a := x.(type) {
+		case *ssa.FieldAddr:
+			x = a.X
+			continue
+		case *ssa.IndexAddr:
+			x = a.X
+			continue
+		}
+		break
+	}
+	o := s.ctx.Objects.Origin(fn, x)
+	return o != nil && s.ctx.Objects.Private(o, at)
+}
+
+// posOf is instr's position, or its function's.
+func posOf(fn *ssa.Function, instr ssa.Instruction) token.Pos {
+	if instr.Pos().IsValid() {
+		return instr.Pos()
+	}
+	return fn.Pos()
+}
