@@ -14,7 +14,7 @@ var suggestChecks = []Check{
 	{
 		Category: "suggest-control", Analyzer: "suggest", Level: Note,
 		Title: "Field owned by one goroutine's loop and touched elsewhere",
-		Text:  "A field more than half of whose writes run on one goroutine loop's goroutine only (see suggest-entry), and that code on other roots (exported functions, callbacks, other goroutines) also touches. //confined:control on it, with //confined:entry on the loop, makes those other accesses foreign-access or undeclared-role findings: the sites listed.",
+		Text:  "A field of the loop's own struct type, more than half of whose writes run on one goroutine loop's goroutine only (see suggest-entry) and not under a lock, and that code on other roots (exported functions, callbacks, other goroutines) also touches. //confined:control on it, with //confined:entry on the loop, makes those other accesses foreign-access or undeclared-role findings: the sites listed.",
 		Wrong: "type Server struct {\n\tpending int\n}",
 		Right: "type Server struct {\n\t//confined:control\n\tpending int\n}",
 		Fix:   "Apply the fix together with the entry suggestion, then move the deviant accesses onto the loop (through its mailbox) or guard the field with a lock.",
@@ -22,7 +22,7 @@ var suggestChecks = []Check{
 	{
 		Category: "suggest-entry", Analyzer: "suggest", Level: Note,
 		Title: "Goroutine loop that owns state",
-		Text:  "A function started by a go statement (or exported, so that its callers start it) whose body loops receiving from a channel, and whose goroutine owns fields (suggest-control): the body of a role's goroutine. The role is control for the loop owning most, else named after its type. Pair it with owner.Bind() (missing-bind).",
+		Text:  "A function started by a go statement (or exported, so that its callers start it) whose body loops receiving from a channel (not only a context's Done or a timer), and whose goroutine owns fields (suggest-control): the body of a role's goroutine. The role is control for the loop owning most, else named after its type. Pair it with owner.Bind() (missing-bind).",
 		Wrong: "func (s *Server) loop() {\n\tfor r := range s.requests {\n\t\ts.pending++\n\t}\n}",
 		Right: "//confined:entry\nfunc (s *Server) loop() {\n\ts.owner.Bind()\n\tfor r := range s.requests {\n\t\ts.pending++\n\t}\n}",
 		Fix:   "Apply the fix and call Bind() on a confine.Owner at the top of the loop.",

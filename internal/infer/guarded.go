@@ -23,7 +23,6 @@ const (
 // guardedBy proposes //confined:guardedby for fields and package vars
 // accessed with one lock held at nearly every site.
 func (s *state) guardedBy() []Suggestion {
-	globals := s.globalLocks()
 	var out []Suggestion
 	for _, group := range s.byVar() {
 		v := group[0].v
@@ -34,7 +33,7 @@ func (s *state) guardedBy() []Suggestion {
 		held, local := map[string]int{}, map[string]int{}
 		writes := map[string]bool{}
 		for _, st := range group {
-			for name, h := range s.guards(st, globals) {
+			for name, h := range s.guards(st) {
 				held[name]++
 				if h.local {
 					local[name]++
@@ -49,7 +48,7 @@ func (s *state) guardedBy() []Suggestion {
 		}
 		var deviants []Site
 		for _, st := range group {
-			if _, ok := s.guards(st, globals)[lock]; !ok {
+			if _, ok := s.guards(st)[lock]; !ok {
 				deviants = append(deviants, s.describe(st))
 			}
 		}
@@ -67,13 +66,16 @@ func (s *state) guardedBy() []Suggestion {
 // name, by that name: a lock in the object holding the field ("mu",
 // "state.mu"), or a package-level lock ("mu"). A write needs the lock
 // held exclusively.
-func (s *state) guards(st site, globals map[string]*types.Var) map[string]hold {
+func (s *state) guards(st site) map[string]hold {
+	if s.globals == nil {
+		s.globals = s.globalLocks()
+	}
 	out := map[string]hold{}
 	for path, h := range st.held {
 		if st.write && !h.exclusive {
 			continue
 		}
-		if g, ok := globals[path]; ok {
+		if g, ok := s.globals[path]; ok {
 			out[g.Name()] = h
 			continue
 		}

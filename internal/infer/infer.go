@@ -11,7 +11,7 @@
 //     at nearly every site; the sites without it are the likely races.
 //     Held locks come from a must-held analysis over each function's CFG,
 //     with the locks an unexported function's every caller holds at its
-//     calls (three rounds, enough for helper chains of that depth).
+//     calls (round after round until they no longer change).
 //   - entry and control: a function started as a goroutine (a go target or
 //     an exported loop its callers start) whose body is a loop receiving
 //     from a channel; a field most of whose writes run on that goroutine
@@ -77,6 +77,8 @@ type state struct {
 	decls  map[types.Object]ast.Node   // fields, vars and funcs of the package's files
 	texts  map[token.Pos]string        // source text of selectors (by Sel) and calls (by '(')
 	roles  map[*ssa.Function]*roleInfo // entry candidates
+	// globals maps the paths of the package\'s vars to them (for locks).
+	globals map[string]*types.Var
 }
 
 // Run returns the package's suggestions, ranked.

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/roots"
 )
 
@@ -55,7 +56,7 @@ func (s *state) ownership(guarded []Suggestion) []Suggestion {
 			continue
 		}
 		r, on, deviants := s.owner(group)
-		if r == nil || len(deviants) == 0 {
+		if r == nil || len(deviants) == 0 || !ownType(r.fn, group[0].owner) || s.lockedWrites(r, group) {
 			continue
 		}
 		r.owned = append(r.owned, fieldName(v, group[0].owner))
@@ -140,6 +141,40 @@ func (s *state) owner(group []site) (*roleInfo, int, []site) {
 	return top, on, deviants
 }
 
+// ownType reports whether fields of owner may belong to the loop fn: those
+// of its receiver's type, or package vars for a function. A loop touches
+// the fields of many values; the ones of its own struct are what it owns.
+func ownType(fn *ssa.Function, owner *types.Named) bool {
+	recv := fn.Signature.Recv()
+	if recv == nil || owner == nil {
+		return recv == nil && owner == nil
+	}
+	return objects.NamedOf(recv.Type()) == owner
+}
+
+// lockedWrites reports whether every write r's goroutine makes to the
+// field holds one lock of its object in common: a field guarded by a
+// lock (whatever the other sites do), not owned by a goroutine.
+func (s *state) lockedWrites(r *roleInfo, group []site) bool {
+	var common map[string]hold
+	for _, st := range group {
+		if !st.write || s.onlyRole(st.fn) != r {
+			continue
+		}
+		g := s.guards(st)
+		if common == nil {
+			common = g
+			continue
+		}
+		for name := range common {
+			if _, ok := g[name]; !ok {
+				delete(common, name)
+			}
+		}
+	}
+	return len(common) > 0
+}
+
 // onlyRole returns the entry candidate fn runs on when it runs on that
 // one root only.
 func (s *state) onlyRole(fn *ssa.Function) *roleInfo {
@@ -215,32 +250,57 @@ func (s *state) findEntries() {
 }
 
 // loopReceive reports whether fn blocks receiving from a channel inside a
-// loop, and names the channel.
+// loop, and names the channel. Timers and contexts do not count: every
+// long-running loop selects on them; a mailbox is what makes it an owner.
 func (s *state) loopReceive(fn *ssa.Function) (string, bool) {
 	for _, b := range fn.Blocks {
+		if !inLoop(b) {
+			continue
+		}
 		for _, instr := range b.Instrs {
-			var ch ssa.Value
+			var chans []ssa.Value
 			switch in := instr.(type) {
 			case *ssa.UnOp:
 				if in.Op == token.ARROW {
-					ch = in.X
+					chans = append(chans, in.X)
 				}
 			case *ssa.Select:
 				if in.Blocking {
 					for _, st := range in.States {
 						if st.Dir == types.RecvOnly {
-							ch = st.Chan
-							break
+							chans = append(chans, st.Chan)
 						}
 					}
 				}
 			}
-			if ch != nil && inLoop(b) {
-				return s.chanName(ch), true
+			for _, ch := range chans {
+				if !timerOrDone(ch) {
+					return s.chanName(ch), true
+				}
 			}
 		}
 	}
 	return "", false
+}
+
+// timerOrDone reports whether ch is a context's Done(), a time package
+// channel (time.After, a Ticker's or Timer's C).
+func timerOrDone(ch ssa.Value) bool {
+	switch v := ch.(type) {
+	case *ssa.Call:
+		if v.Call.IsInvoke() {
+			return v.Call.Method.Name() == "Done"
+		}
+		if callee := v.Call.StaticCallee(); callee != nil {
+			return callee.Name() == "Done" || callee.Pkg != nil && callee.Pkg.Pkg.Path() == "time"
+		}
+	case *ssa.UnOp:
+		if fa, ok := v.X.(*ssa.FieldAddr); ok {
+			n := objects.NamedOf(fa.X.Type())
+			return n != nil && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "time"
+		}
+	}
+	return false
 }
 
 // inLoop reports whether b can reach itself.

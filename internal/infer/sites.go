@@ -27,37 +27,38 @@ type site struct {
 	what  string // as written: "c.hits"
 }
 
-// lockRounds is how many times callers' locks are pushed into their
-// unexported callees: enough for a locking wrapper, a helper and the
-// helper's helper.
-const lockRounds = 3
+// maxLockRounds bounds how many times callers' locks are pushed into
+// their unexported callees (one level of calls per round): real chains of
+// locking wrapper, helper and closure are shorter, and recursion stops
+// changing after a round or two.
+const maxLockRounds = 8
 
 // collectSites walks every function under the locks it certainly holds
-// and records its accesses to fields and package vars.
+// and records its accesses to fields and package vars. The locks a
+// function inherits are those its every call site holds, computed from
+// the previous round until they no longer change.
 func (s *state) collectSites() {
 	inferable := s.inferable()
 	entries := map[*ssa.Function]lockset{}
-	for round := range lockRounds {
-		last := round == lockRounds-1
-		s.siteAt = map[siteKey]int{}
+	for round := 0; ; round++ {
+		s.sites, s.siteAt = s.sites[:0], map[siteKey]int{}
 		next := map[*ssa.Function]lockset{}
-		seen := map[*ssa.Function]bool{}
 		for _, fn := range s.p.Funcs {
 			walkLocks(fn, entries[fn], func(instr ssa.Instruction, held lockset) {
-				if last {
-					s.noteSite(fn, instr, held)
-				}
+				s.noteSite(fn, instr, held)
 				for callee, in := range s.callsAt(fn, instr, held) {
 					if !inferable[callee] {
 						continue
 					}
-					if seen[callee] {
-						next[callee] = meet(next[callee], in)
-					} else {
-						next[callee], seen[callee] = in, true
+					if prev, ok := next[callee]; ok {
+						in = meet(prev, in)
 					}
+					next[callee] = in
 				}
 			})
+		}
+		if round == maxLockRounds-1 || maps.EqualFunc(next, entries, equal) {
+			return
 		}
 		entries = next
 	}
@@ -72,7 +73,11 @@ func (s *state) callsAt(fn *ssa.Function, instr ssa.Instruction, held lockset) m
 		if callee == nil {
 			return nil
 		}
-		return map[*ssa.Function]lockset{callee: inherited(held, nil, objects.PathsOf(fn, in.Call.Args))}
+		var binds []string
+		if mc, ok := in.Call.Value.(*ssa.MakeClosure); ok {
+			binds = s.ctx.Objects.BindingPaths(mc) // a closure called where it is made
+		}
+		return map[*ssa.Function]lockset{callee: inherited(held, binds, objects.PathsOf(fn, in.Call.Args))}
 	case *ssa.MakeClosure:
 		g, ok := in.Fn.(*ssa.Function)
 		if !ok {

@@ -2,7 +2,11 @@
 // it makes; the other goroutines' accesses are the deviant sites.
 package loops
 
-import "time"
+import (
+	"context"
+	"sync"
+	"time"
+)
 
 type Server struct {
 	requests chan int
@@ -12,10 +16,18 @@ type Server struct {
 	total int
 	// shared is written as often elsewhere: no owner.
 	shared int
+	// st's fields belong to another type: not the loop's to own.
+	st *stats
+	// locked is written under mu: guarded, not owned, though Locked reads
+	// it without the lock.
+	mu     sync.Mutex
+	locked int
 }
 
+type stats struct{ served int }
+
 func NewServer() *Server {
-	s := &Server{requests: make(chan int), seen: map[int]bool{}}
+	s := &Server{requests: make(chan int), seen: map[int]bool{}, st: &stats{}}
 	go s.loop()
 	return s
 }
@@ -27,12 +39,20 @@ func (s *Server) loop() { // want `Server.loop: add //confined:entry \(rank \d o
 		s.total += r
 		s.shared++
 		s.expire(time.Second)
+		s.st.served++
+		s.mu.Lock()
+		s.locked++
+		s.mu.Unlock()
 	}
 }
 
 func (s *Server) Pending() int { return s.pending }
 
 func (s *Server) Bump() { s.shared++ }
+
+func (s *Server) Served() int { return s.st.served }
+
+func (s *Server) Locked() int { return s.locked }
 
 func (s *Server) expire(d time.Duration) {
 	time.AfterFunc(d, func() { _ = len(s.seen) })
@@ -49,4 +69,27 @@ func StartOnce() *Once {
 	o := &Once{}
 	go o.run()
 	return o
+}
+
+// Ticker loops on a timer and a context only: no mailbox, no entry.
+type Ticker struct{ n int }
+
+func (t *Ticker) run(ctx context.Context) {
+	tk := time.NewTicker(time.Second)
+	for {
+		select {
+		case <-tk.C:
+			t.n++
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (t *Ticker) N() int { return t.n }
+
+func StartTicker(ctx context.Context) *Ticker {
+	t := &Ticker{}
+	go t.run(ctx)
+	return t
 }
