@@ -52,10 +52,14 @@ func (s *state) guardedBy() []Suggestion {
 				deviants = append(deviants, s.describe(st))
 			}
 		}
+		evidence := fmt.Sprintf("%s is held at %d of %d accesses", lock, k, n)
+		if t := s.unguardedInTests(v, lock); t > 0 {
+			evidence += fmt.Sprintf(" (and not at %d in tests, not counted)", t)
+		}
 		subject := fieldName(v, group[0].owner)
 		out = append(out, Suggestion{
 			Rule: "suggest-guardedby", Pos: v.Pos(), Node: node, Directive: "guardedby " + lock, Subject: subject,
-			Evidence: fmt.Sprintf("%s is held at %d of %d accesses", lock, k, n),
+			Evidence: evidence,
 			Score:    zScore(k, n), Deviants: deviants,
 		})
 	}
@@ -87,6 +91,17 @@ func (s *state) guards(st site) map[string]hold {
 		}
 	}
 	return out
+}
+
+// unguardedInTests counts the accesses to v in test files without lock.
+func (s *state) unguardedInTests(v *types.Var, lock string) int {
+	n := 0
+	for _, st := range s.testSites {
+		if _, ok := s.guards(st)[lock]; st.v == v && !ok {
+			n++
+		}
+	}
+	return n
 }
 
 // globalLocks maps the paths of the package's lock vars to them.

@@ -70,15 +70,19 @@ type Site struct {
 
 // state is the inference over one package.
 type state struct {
-	p      *program.Package
-	ctx    *roots.Contexts
-	sites  []site
-	siteAt map[siteKey]int             // index in sites, see add
-	decls  map[types.Object]ast.Node   // fields, vars and funcs of the package's files
-	texts  map[token.Pos]string        // source text of selectors (by Sel) and calls (by '(')
-	roles  map[*ssa.Function]*roleInfo // entry candidates
+	p         *program.Package
+	ctx       *roots.Contexts
+	sites     []site
+	testSites []site                      // in _test.go files: not evidence, see add
+	siteAt    map[siteKey]int             // index in sites, see add
+	decls     map[types.Object]ast.Node   // fields, vars and funcs of the package's files
+	texts     map[token.Pos]string        // source text of selectors (by Sel) and calls (by '(')
+	roles     map[*ssa.Function]*roleInfo // entry candidates
 	// globals maps the paths of the package\'s vars to them (for locks).
 	globals map[string]*types.Var
+	// ctorOnly marks the functions called only on an object under
+	// construction (see collectSites).
+	ctorOnly map[*ssa.Function]bool
 }
 
 // Run returns the package's suggestions, ranked.

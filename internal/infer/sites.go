@@ -4,6 +4,7 @@ import (
 	"go/token"
 	"go/types"
 	"maps"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -36,56 +37,79 @@ const maxLockRounds = 8
 // collectSites walks every function under the locks it certainly holds
 // and records its accesses to fields and package vars. The locks a
 // function inherits are those its every call site holds, computed from
-// the previous round until they no longer change.
+// the previous round until they no longer change. Calls on an object the
+// caller is still constructing (c := &C{}; c.init()) constrain nothing:
+// a function called only so initialises its receiver (construction).
 func (s *state) collectSites() {
 	inferable := s.inferable()
 	entries := map[*ssa.Function]lockset{}
+	s.ctorOnly = map[*ssa.Function]bool{}
 	for round := 0; ; round++ {
-		s.sites, s.siteAt = s.sites[:0], map[siteKey]int{}
+		s.sites, s.testSites, s.siteAt = s.sites[:0], s.testSites[:0], map[siteKey]int{}
 		next := map[*ssa.Function]lockset{}
+		ctor, normal := map[*ssa.Function]bool{}, map[*ssa.Function]bool{}
 		for _, fn := range s.p.Funcs {
+			test := s.inTest(fn)
 			walkLocks(fn, entries[fn], func(instr ssa.Instruction, held lockset) {
 				s.noteSite(fn, instr, held)
-				for callee, in := range s.callsAt(fn, instr, held) {
-					if !inferable[callee] {
-						continue
-					}
-					if prev, ok := next[callee]; ok {
-						in = meet(prev, in)
-					}
-					next[callee] = in
+				c, ok := s.callAt(fn, instr, held)
+				if !ok || !inferable[c.callee] || test {
+					return // tests call helpers as they like: they constrain nothing
 				}
+				if c.ctor {
+					ctor[c.callee] = true
+					return
+				}
+				normal[c.callee] = true
+				if prev, ok := next[c.callee]; ok {
+					c.in = meet(prev, c.in)
+				}
+				next[c.callee] = c.in
 			})
 		}
-		if round == maxLockRounds-1 || maps.EqualFunc(next, entries, equal) {
+		ctorOnly := map[*ssa.Function]bool{}
+		for fn := range ctor {
+			ctorOnly[fn] = !normal[fn]
+		}
+		if round == maxLockRounds-1 || maps.EqualFunc(next, entries, equal) && maps.Equal(ctorOnly, s.ctorOnly) {
 			return
 		}
-		entries = next
+		entries, s.ctorOnly = next, ctorOnly
 	}
 }
 
-// callsAt returns the locksets instr passes to the package functions it
-// calls synchronously: a static call, or a closure created here.
-func (s *state) callsAt(fn *ssa.Function, instr ssa.Instruction, held lockset) map[*ssa.Function]lockset {
+// call is a synchronous call of a package function and the locks it
+// passes; ctor marks a call on an object under construction.
+type call struct {
+	callee *ssa.Function
+	in     lockset
+	ctor   bool
+}
+
+// callAt returns the call instr makes: a static call, or a closure
+// created here (which runs under the locks held where it is made).
+func (s *state) callAt(fn *ssa.Function, instr ssa.Instruction, held lockset) (call, bool) {
 	switch in := instr.(type) {
 	case *ssa.Call:
 		callee := s.local(in.Call.StaticCallee())
 		if callee == nil {
-			return nil
+			return call{}, false
 		}
 		var binds []string
 		if mc, ok := in.Call.Value.(*ssa.MakeClosure); ok {
 			binds = s.ctx.Objects.BindingPaths(mc) // a closure called where it is made
 		}
-		return map[*ssa.Function]lockset{callee: inherited(held, binds, objects.PathsOf(fn, in.Call.Args))}
+		args := in.Call.Args
+		ctor := len(args) > 0 && s.constructing(fn, args[0], in)
+		return call{callee, inherited(held, binds, objects.PathsOf(fn, args)), ctor}, true
 	case *ssa.MakeClosure:
 		g, ok := in.Fn.(*ssa.Function)
 		if !ok {
-			return nil
+			return call{}, false
 		}
-		return map[*ssa.Function]lockset{g: inherited(held, s.ctx.Objects.BindingPaths(in), nil)}
+		return call{g, inherited(held, s.ctx.Objects.BindingPaths(in), nil), false}, true
 	}
-	return nil
+	return call{}, false
 }
 
 // inferable marks the functions whose every caller is a static call (or,
@@ -164,7 +188,7 @@ func (s *state) noteSite(fn *ssa.Function, instr ssa.Instruction, held lockset) 
 			return
 		}
 		f := st.Field(in.Field)
-		if !candidate(f) || s.construction(fn, in.X, in) {
+		if !candidate(f) || s.constructing(fn, in.X, in) {
 			return
 		}
 		what, ok := s.texts[in.Pos()]
@@ -194,25 +218,36 @@ func (s *state) noteSite(fn *ssa.Function, instr ssa.Instruction, held lockset) 
 	}
 }
 
-// add records st, one site per field and line: c.n++ and
+// add records st, one site per field, object and line: c.n++ and
 // c.s = append(c.s, x) read and write the field, and are one write for
-// the user.
+// the user. Sites in test files go apart: tests touch internals from one
+// goroutine, and are no evidence either way.
 func (s *state) add(st site) {
 	line := s.p.Pass.Fset.Position(st.pos).Line
-	k := siteKey{st.fn, line, st.v}
+	k := siteKey{st.fn, line, st.v, st.obj}
+	list := &s.sites
+	if s.inTest(st.fn) {
+		list = &s.testSites
+	}
 	if i, ok := s.siteAt[k]; ok {
-		s.sites[i].write = s.sites[i].write || st.write
+		(*list)[i].write = (*list)[i].write || st.write
 		return
 	}
-	s.siteAt[k] = len(s.sites)
 	st.held = maps.Clone(st.held)
-	s.sites = append(s.sites, st)
+	s.siteAt[k] = len(*list)
+	*list = append(*list, st)
+}
+
+// inTest reports whether fn is in a _test.go file.
+func (s *state) inTest(fn *ssa.Function) bool {
+	return strings.HasSuffix(s.p.Pass.Fset.Position(fn.Pos()).Filename, "_test.go")
 }
 
 type siteKey struct {
 	fn   *ssa.Function
 	line int
 	v    *types.Var
+	obj  string
 }
 
 // candidate reports whether v is state a directive could govern: not a
@@ -231,9 +266,10 @@ func candidate(v *types.Var) bool {
 	return !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != "github.com/confinelint/confinelint/confine"
 }
 
-// construction reports whether an access through x at instr initialises
-// an object fn created and has not yet published.
-func (s *state) construction(fn *ssa.Function, x ssa.Value, at ssa.Instruction) bool {
+// constructing reports whether x (or the object x points into) is under
+// construction at instr of fn: fn created it and has not yet published
+// it, or fn is only ever called on such an object (x is its receiver).
+func (s *state) constructing(fn *ssa.Function, x ssa.Value, at ssa.Instruction) bool {
 	for range 16 {
 		switch a := x.(type) {
 		case *ssa.FieldAddr:
@@ -244,6 +280,9 @@ func (s *state) construction(fn *ssa.Function, x ssa.Value, at ssa.Instruction) 
 			continue
 		}
 		break
+	}
+	if s.ctorOnly[fn] && len(fn.Params) > 0 && objects.Underlying(x) == fn.Params[0] {
+		return true
 	}
 	o := s.ctx.Objects.Origin(fn, x)
 	return o != nil && s.ctx.Objects.Private(o, at)

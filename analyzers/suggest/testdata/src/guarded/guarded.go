@@ -6,7 +6,7 @@ import "sync"
 
 type Cache struct {
 	mu      sync.Mutex
-	entries map[string]int // want `Cache.entries: add //confined:guardedby mu \(rank \d of \d\): mu is held at 6 of 7 accesses; 1 deviant: c.entries read in Cache.Peek \(guarded.go:\d+\)`
+	entries map[string]int // want `Cache.entries: add //confined:guardedby mu \(rank \d of \d\): mu is held at 6 of 7 accesses( \(and not at 1 in tests, not counted\))?; 1 deviant: c.entries read in Cache.Peek \(guarded.go:\d+\)`
 	hits    int            // want `Cache.hits: add //confined:guardedby mu \(rank \d of \d\): mu is held at 2 of 2 accesses`
 	// misses is locked at one site of three: no majority, no suggestion.
 	misses int
@@ -19,6 +19,15 @@ func NewCache(name string) *Cache {
 	c.entries = map[string]int{} // construction: not counted
 	return c
 }
+
+// NewEmpty initialises through a method: construction too.
+func NewEmpty() *Cache {
+	c := &Cache{}
+	c.setup()
+	return c
+}
+
+func (c *Cache) setup() { c.entries = map[string]int{} }
 
 func (c *Cache) Get(k string) (int, bool) {
 	c.mu.Lock()
