@@ -54,6 +54,10 @@ func (e *engine) sourceOf(fn *ssa.Function, v ssa.Value) source {
 			}
 			v = x.X
 		case *ssa.UnOp, *ssa.IndexAddr, *ssa.Index, *ssa.Lookup, *ssa.Slice:
+			if c := copiedField(x); c != nil {
+				v = c // a reference kept in a local copy of a struct is the original's
+				continue
+			}
 			if v = selectedFrom(x); v == nil {
 				return source{param: -1} // received from a channel: the receiver's
 			}
@@ -205,4 +209,47 @@ func selectedFrom(v ssa.Value) ssa.Value {
 		return x.X
 	}
 	return nil
+}
+
+// copiedField returns, for a reference loaded from a field of a local
+// struct or array variable assigned once as a whole (st := *ps, or a
+// parameter the function takes the address of), the value copied in: the
+// copy shares what its reference fields point to.
+func copiedField(v ssa.Value) ssa.Value {
+	ld, ok := v.(*ssa.UnOp)
+	if !ok || ld.Op != token.MUL || !isShared(ld.Type()) {
+		return nil
+	}
+	var base ssa.Value
+	switch a := ld.X.(type) {
+	case *ssa.FieldAddr:
+		base = a.X
+	case *ssa.IndexAddr:
+		base = a.X
+	default:
+		return nil
+	}
+	local, ok := base.(*ssa.Alloc)
+	if !ok || objects.IsCell(local) {
+		return nil
+	}
+	var whole ssa.Value
+	for _, r := range *local.Referrers() {
+		if st, ok := r.(*ssa.Store); ok && st.Addr == local {
+			if whole != nil {
+				return nil
+			}
+			whole = st.Val
+		}
+	}
+	return whole
+}
+
+// isShared reports whether t is itself a pointer, map or slice.
+func isShared(t types.Type) bool {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Map, *types.Slice:
+		return true
+	}
+	return false
 }

@@ -61,6 +61,9 @@ func (c *Control) run() {
 		c.helpers(key)
 		c.counted(key)
 		c.viaAccessor(key)
+		c.handOffShapes(key)
+		c.handOffCopies(key)
+		c.probe(key)
 	}
 }
 
@@ -174,3 +177,42 @@ func (c *Control) received(in chan *partState) {
 }
 
 var _ = (*Control).received
+
+// handOffShapes: a slice, a pointer and a bound method value handed to
+// goroutine starts.
+func (c *Control) handOffShapes(key string) {
+	go c.logNames(c.names) // want `c.names is confined to control but handed to the goroutine started by the go statement, where Control.logNames reads it: Control.logNames -> names\[0\]`
+	go drop(c.parts[key])  // want `c.parts\[key\] is confined to control but handed to the goroutine started by the go statement, where drop writes it: c.parts -> drop -> p.offsets`
+	ps := c.parts[key]
+	c.pool.Submit(ps.reset) // want `ps is confined to control but handed to the goroutine started by Pool.Submit, where partState.reset writes it: c.parts -> partState.reset -> p.offsets`
+}
+
+// handOffCopies: values, not references, cross: silent.
+func (c *Control) handOffCopies(key string) {
+	go c.logWindow(c.win)
+	go c.logLimit(c.limit)
+	go c.logNames(append([]string(nil), c.names...))
+	go c.logCount(c.parts[key].inflight)
+}
+
+func (c *Control) logWindow(w window) { println(w.lo, w.hi) }
+
+func (c *Control) logLimit(n int) { println(n) }
+
+func (c *Control) logCount(n int) { println(n) }
+
+// probe copies the struct out, but the copy shares the slice: writing
+// through it on another goroutine writes control's array. Touching the
+// copy's value fields is private.
+func (c *Control) probe(key string) {
+	st := *c.parts[key]
+	go useState(st) // want `st is confined to control but handed to the goroutine started by the go statement, where useState writes it: c.parts -> useState -> p.offsets\[0\]`
+	go countState(*c.parts[key])
+}
+
+func useState(p partState) { p.offsets[0] = 1 }
+
+func countState(p partState) {
+	p.inflight++
+	println(p.inflight, len(p.offsets))
+}
