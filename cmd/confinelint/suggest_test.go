@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/confinelint/confinelint/analyzers/suggest"
 )
 
 // TestSuggestFlag builds confinelint and runs -suggest standalone (with
@@ -69,5 +73,35 @@ func (c *Cache) Peek() int { return c.n }
 	out, _ = cmd(bin, "./...")
 	if !strings.Contains(out, "c.go:17:") || strings.Count(out, "[guardedby]") != 1 {
 		t.Errorf("after -fix, want the one unlocked access (Peek, c.go:17, one line down after the directive) reported, got:\n%s", out)
+	}
+}
+
+// TestSuggestNotInDefaultRun: without -suggest the suggest analyzer does
+// not run, not even as a dependency of a check, so it costs the default
+// run nothing; -suggest=false and other flags leave the set alone.
+func TestSuggestNotInDefaultRun(t *testing.T) {
+	saved := analyzers
+	t.Cleanup(func() { analyzers = saved })
+	for _, args := range [][]string{{"./..."}, {"-suggest=false", "./..."}, {"-fix", "-f", "json", "./..."}} {
+		analyzers = saved
+		if _, on := withSuggest(args); on {
+			t.Errorf("%v turns suggest on", args)
+		}
+		var visit func(a *analysis.Analyzer)
+		visit = func(a *analysis.Analyzer) {
+			if a == suggest.Analyzer {
+				t.Errorf("%v: the default run includes the suggest analyzer", args)
+			}
+			for _, r := range a.Requires {
+				visit(r)
+			}
+		}
+		for _, a := range analyzers {
+			visit(a)
+		}
+	}
+	analyzers = saved
+	if _, on := withSuggest([]string{"-suggest", "./..."}); !on || len(analyzers) != 1 || analyzers[0] != suggest.Analyzer {
+		t.Errorf("-suggest runs %v, want the suggest analyzer alone", analyzers)
 	}
 }
