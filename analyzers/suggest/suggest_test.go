@@ -19,3 +19,4 @@ func run(t *testing.T, pkgs ...string) {
 }
 func TestControlAndEntry(t *testing.T) { run(t, "loops") }
 func TestSpawns(t *testing.T)          { run(t, "pools") }
+func TestDeferredAndLocal(t *testing.T) { run(t, "deferred") }

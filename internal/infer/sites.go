@@ -52,19 +52,20 @@ func (s *state) collectSites() {
 			test := s.inTest(fn)
 			walkLocks(fn, entries[fn], func(instr ssa.Instruction, held lockset) {
 				s.noteSite(fn, instr, held)
-				c, ok := s.callAt(fn, instr, held)
-				if !ok || !inferable[c.callee] || test {
-					return // tests call helpers as they like: they constrain nothing
+				for _, c := range s.callsAt(fn, instr, held) {
+					if !inferable[c.callee] || test {
+						continue // tests call helpers as they like: they constrain nothing
+					}
+					if c.ctor {
+						ctor[c.callee] = true
+						continue
+					}
+					normal[c.callee] = true
+					if prev, ok := next[c.callee]; ok {
+						c.in = meet(prev, c.in)
+					}
+					next[c.callee] = c.in
 				}
-				if c.ctor {
-					ctor[c.callee] = true
-					return
-				}
-				normal[c.callee] = true
-				if prev, ok := next[c.callee]; ok {
-					c.in = meet(prev, c.in)
-				}
-				next[c.callee] = c.in
 			})
 		}
 		ctorOnly := map[*ssa.Function]bool{}
@@ -86,14 +87,15 @@ type call struct {
 	ctor   bool
 }
 
-// callAt returns the call instr makes: a static call, or a closure
-// created here (which runs under the locks held where it is made).
-func (s *state) callAt(fn *ssa.Function, instr ssa.Instruction, held lockset) (call, bool) {
+// callsAt returns the calls instr makes: a static call, a closure
+// created here (which runs under the locks held where it is made), or, at
+// a function's exit (RunDefers), its deferred closures (see deferredCalls).
+func (s *state) callsAt(fn *ssa.Function, instr ssa.Instruction, held lockset) []call {
 	switch in := instr.(type) {
 	case *ssa.Call:
 		callee := s.local(in.Call.StaticCallee())
 		if callee == nil {
-			return call{}, false
+			return nil
 		}
 		var binds []string
 		if mc, ok := in.Call.Value.(*ssa.MakeClosure); ok {
@@ -101,15 +103,93 @@ func (s *state) callAt(fn *ssa.Function, instr ssa.Instruction, held lockset) (c
 		}
 		args := in.Call.Args
 		ctor := len(args) > 0 && s.constructing(fn, args[0], in)
-		return call{callee, inherited(held, binds, objects.PathsOf(fn, args)), ctor}, true
+		return []call{{callee, inherited(held, binds, objects.PathsOf(fn, args)), ctor}}
 	case *ssa.MakeClosure:
 		g, ok := in.Fn.(*ssa.Function)
-		if !ok {
-			return call{}, false
+		if !ok || deferredClosure(in) != nil {
+			return nil // a deferred closure runs at exit, not here
 		}
-		return call{g, inherited(held, s.ctx.Objects.BindingPaths(in), nil), false}, true
+		return []call{{g, inherited(held, s.ctx.Objects.BindingPaths(in), nil), false}}
+	case *ssa.RunDefers:
+		return s.deferredCalls(fn, held)
 	}
-	return call{}, false
+	return nil
+}
+
+// deferredCalls returns fn's deferred closures, called at its exit with
+// the locks held there (deferred unlocks have not run yet) except those
+// whose deferred unlock is registered after the closure: deferred calls
+// run last first, so `defer mu.Unlock(); defer func() {...}()` runs the
+// closure with mu held.
+func (s *state) deferredCalls(fn *ssa.Function, held lockset) []call {
+	var out []call
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			d, ok := instr.(*ssa.Defer)
+			if !ok {
+				continue
+			}
+			mc, ok := d.Call.Value.(*ssa.MakeClosure)
+			if !ok {
+				continue
+			}
+			g, ok := mc.Fn.(*ssa.Function)
+			if !ok {
+				continue
+			}
+			in := maps.Clone(held)
+			for path := range laterUnlocks(fn, d) {
+				delete(in, path)
+			}
+			out = append(out, call{g, inherited(in, s.ctx.Objects.BindingPaths(mc), nil), false})
+		}
+	}
+	return out
+}
+
+// laterUnlocks returns the locks fn unlocks by a defer that is not
+// certainly registered before d (earlier in d's block, or in a block that
+// dominates it): those may run before d's call.
+func laterUnlocks(fn *ssa.Function, d *ssa.Defer) map[string]bool {
+	out := map[string]bool{}
+	for _, b := range fn.Blocks {
+		for i, instr := range b.Instrs {
+			u, ok := instr.(*ssa.Defer)
+			if !ok {
+				continue
+			}
+			op, lock := lockop.Classify(&u.Call)
+			if op != lockop.Unlock && op != lockop.RUnlock {
+				continue
+			}
+			before := b.Dominates(d.Block()) && b != d.Block()
+			if b == d.Block() {
+				before = i < objects.InstrIndex(b, d)
+			}
+			if !before {
+				out[objects.PathOf(fn, lock)] = true
+			}
+		}
+	}
+	return out
+}
+
+// deferredClosure returns the defer that calls mc, if that is its one use.
+func deferredClosure(mc *ssa.MakeClosure) *ssa.Defer {
+	var d *ssa.Defer
+	for _, r := range *mc.Referrers() {
+		switch r := r.(type) {
+		case *ssa.Defer:
+			if r.Call.Value != mc || d != nil {
+				return nil
+			}
+			d = r
+		case *ssa.DebugRef:
+		default:
+			return nil
+		}
+	}
+	return d
 }
 
 // inferable marks the functions whose every caller is a static call (or,
@@ -148,8 +228,11 @@ func (s *state) inferable() map[*ssa.Function]bool {
 }
 
 // calledInPlace reports whether a closure value is only called or passed
-// to calls (not deferred, started or stored).
+// to calls (not started or stored), or only deferred (see deferredCalls).
 func calledInPlace(mc *ssa.MakeClosure) bool {
+	if deferredClosure(mc) != nil {
+		return true
+	}
 	for _, r := range *mc.Referrers() {
 		switch r.(type) {
 		case *ssa.Call, *ssa.DebugRef:
@@ -280,6 +363,9 @@ func (s *state) constructing(fn *ssa.Function, x ssa.Value, at ssa.Instruction) 
 			continue
 		}
 		break
+	}
+	if a, ok := x.(*ssa.Alloc); ok && !a.Heap {
+		return true // a local struct or array whose address never escapes
 	}
 	if s.ctorOnly[fn] && len(fn.Params) > 0 && objects.Underlying(x) == fn.Params[0] {
 		return true

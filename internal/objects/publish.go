@@ -268,10 +268,10 @@ func reachesAvoiding(from, to, avoid ssa.Instruction) bool {
 	if fb == nil || tb == nil || ab == nil {
 		return true
 	}
-	if fb == tb && index(fb, from) < index(tb, to) {
+	if fb == tb && InstrIndex(fb, from) < InstrIndex(tb, to) {
 		return true
 	}
-	if fb == ab && index(fb, from) < index(fb, avoid) {
+	if fb == ab && InstrIndex(fb, from) < InstrIndex(fb, avoid) {
 		return false // the block goes on to allocate anew before leaving
 	}
 	seen := map[*ssa.BasicBlock]bool{}
@@ -283,7 +283,7 @@ func reachesAvoiding(from, to, avoid ssa.Instruction) bool {
 			continue
 		}
 		seen[b] = true
-		if b == tb && (b != ab || index(b, to) < index(b, avoid)) {
+		if b == tb && (b != ab || InstrIndex(b, to) < InstrIndex(b, avoid)) {
 			return true
 		}
 		if b == ab {
@@ -294,7 +294,8 @@ func reachesAvoiding(from, to, avoid ssa.Instruction) bool {
 	return false
 }
 
-func index(b *ssa.BasicBlock, instr ssa.Instruction) int {
+// InstrIndex returns instr's index in b, or -1.
+func InstrIndex(b *ssa.BasicBlock, instr ssa.Instruction) int {
 	for i, x := range b.Instrs {
 		if x == instr {
 			return i
