@@ -47,6 +47,10 @@ type Take struct {
 	// every function called down to it), the only takes a caller's double
 	// lock is reported for.
 	Cond int
+	// Loose: reached through a call that may not run the function it was
+	// summarised from (one of an interface's implementations, a function
+	// stored in a func-typed field): never a certain take.
+	Loose bool
 	// Sub is the value field holding the lock's struct ("pkg.Conn.in"
 	// for c.in.mu), "" when unknown: locks of one class under different
 	// value fields are different locks (see Edge.FromSub).

@@ -13,6 +13,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -34,6 +35,9 @@ func main() {
 	}
 	args, suggesting := withSuggest(args)
 	if vetMode(args) {
+		if slices.Contains(args, "-V=full") || slices.Contains(args, "--V=full") {
+			os.Exit(printVersion(os.Stdout))
+		}
 		unitchecker.Main(analyzers...)
 		return
 	}

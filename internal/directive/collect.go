@@ -51,6 +51,9 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 				}
 				if ok && p == nil {
 					items = append(items, item{d: d, comment: cm, group: g})
+					if p2 := secondDirective(d, cm.Text, cm.Slash); p2 != nil {
+						c.set.Problems = append(c.set.Problems, *p2)
+					}
 				}
 			}
 		}
@@ -108,6 +111,10 @@ type collector struct {
 	claims        map[*ast.CommentGroup]*site
 	localRoles    map[string]bool
 	varNames      []string // package-level var names, computed on first use
+	// visible maps the path of this package and of every package it
+	// imports, directly or not, to the package: what //confined:async may
+	// name. Computed on first use.
+	visible map[string]*types.Package
 }
 
 // place attaches one directive according to where it was written.
@@ -123,6 +130,9 @@ func (c *collector) place(it item) {
 	switch {
 	case d.Verb == Ignore:
 		c.placeIgnore(it, st)
+		return
+	case d.Verb == Async:
+		c.placeAsync(it, st)
 		return
 	case d.Verb == Force && st.kind != siteFunc:
 		c.placeForce(it, st)
@@ -284,6 +294,17 @@ func placementHint(d Directive, at placement) string {
 
 func (c *collector) report(analyzer, category string, pos, end token.Pos, format string, args ...any) {
 	c.set.Problems = append(c.set.Problems, *newProblem(analyzer, category, pos, end, format, args...))
+}
+
+// reportFix reports a problem with argument a whose correction, when fix
+// is not "", replaces a's text with fix.
+func (c *collector) reportFix(analyzer, category string, a Arg, commentEnd token.Pos, fix string, format string, args ...any) {
+	end := argEnd(a, commentEnd)
+	p := newProblem(analyzer, category, a.Pos, end, format, args...)
+	if fix != "" {
+		p.Fix = &Edit{Pos: a.Pos, End: end, Text: fix}
+	}
+	c.set.Problems = append(c.set.Problems, *p)
 }
 
 // finish puts every list in a deterministic order.

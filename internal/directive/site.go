@@ -105,13 +105,18 @@ func (fx *fileIndex) line(p token.Pos) int {
 // unattached describes the position of a comment that documents no
 // declaration, for messages.
 func (fx *fileIndex) unattached(p token.Pos) string {
-	// The outermost bodies are disjoint and in source order: only the last
-	// one starting before p can hold it.
-	i, _ := slices.BinarySearchFunc(fx.bodies, p, func(b [2]token.Pos, p token.Pos) int { return cmp.Compare(b[0], p) })
-	if i > 0 && fx.bodies[i-1][1] >= p {
+	if fx.inBody(p) {
 		return "a statement"
 	}
 	return "a comment attached to no declaration (a directive goes in the doc comment directly above a declaration, with no blank line between)"
+}
+
+// inBody reports whether p lies inside a function body. The outermost
+// bodies are disjoint and in source order: only the last one starting
+// before p can hold it.
+func (fx *fileIndex) inBody(p token.Pos) bool {
+	i, _ := slices.BinarySearchFunc(fx.bodies, p, func(b [2]token.Pos, p token.Pos) int { return cmp.Compare(b[0], p) })
+	return i > 0 && fx.bodies[i-1][1] >= p
 }
 
 func (fx *fileIndex) noteCode(n ast.Node) {
@@ -322,7 +327,7 @@ func (c *collector) claimFields(f *ast.File, st *ast.StructType, spec *ast.TypeS
 		}
 		idents := field.Names
 		if len(idents) == 0 {
-			if id := embeddedIdent(field.Type); id != nil {
+			if id := NameIdent(field.Type); id != nil {
 				idents = []*ast.Ident{id}
 			}
 		}
@@ -351,10 +356,11 @@ func (c *collector) claimFields(f *ast.File, st *ast.StructType, spec *ast.TypeS
 	}
 }
 
-// embeddedIdent returns the identifier go/types records an embedded
-// field's object under: the type name, without pointer, package qualifier
-// or type arguments.
-func embeddedIdent(expr ast.Expr) *ast.Ident {
+// NameIdent returns the identifier that names what expr denotes, without
+// pointer, parentheses, package qualifier or type arguments: the name
+// go/types records an embedded field's object under, and the callee's name
+// in a call (f, x.f, pkg.F[T]). It returns nil for anything else.
+func NameIdent(expr ast.Expr) *ast.Ident {
 	for {
 		switch e := expr.(type) {
 		case *ast.Ident:

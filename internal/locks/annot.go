@@ -177,6 +177,11 @@ func (w *walker) finishReturns() {
 				w.e.find(r.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
 					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
 			}
+			if w.report && h.Maybe && h.leaky && !h.Loop && !h.Lent && h.tagKey == "" && !h.Try && !atEntry && !declared && !leaked[h.Path] && !w.fresh(h.Path) {
+				leaked[h.Path] = true
+				w.e.find(r.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on some paths into this return and released on others",
+					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+			}
 			if d, ok := mustRelease[h.Path]; ok && w.report && !h.Maybe {
 				w.e.find(r.pos, "releases", d.Name+" is declared released but is still held on this return path")
 			}
@@ -197,6 +202,7 @@ func (w *walker) finishReturns() {
 		outer[r.Path] = true
 	}
 	if w.report {
+		w.goroutineLeaks(leaked)
 		w.checkResultLocks()
 		declared := map[string]bool{}
 		for p := range mustHold {
@@ -213,9 +219,9 @@ func (w *walker) finishReturns() {
 	}
 	if len(w.rets) > 0 {
 		for _, h := range w.rets[0].state.holds {
-			if _, declared := mustHold[h.Path]; !declared && count[h.Path] == len(w.rets) && portable(h.Path) {
+			if _, declared := mustHold[h.Path]; !declared && count[h.Path] == len(w.rets) && (portable(h.Path) || w.keyedEffect(h)) {
 				h.Maybe, h.Loop = false, false
-				w.info.acquires = append(w.info.acquires, h)
+				w.info.acquires = append(w.info.acquires, byClass(h))
 			}
 		}
 	}

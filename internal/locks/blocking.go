@@ -24,8 +24,10 @@ import (
 // through closures' free variables). Peers are the goroutines the package
 // starts (entries, go statements, asynchronous callbacks), not exported
 // functions with unknown callers. Timer, ticker and context channels and
-// time.Sleep have no goroutine on the other end and are never reported;
-// sync.Cond.Wait releases its lock.
+// time.Sleep have no goroutine on the other end and are never reported.
+// A Cond is identified the same way; Wait waits for a Signal or Broadcast
+// and releases only its own lock (condwait.go). Blocking operations of
+// callees count at the call (funcInfo.blocks).
 
 // chanOp is one operation on a channel or WaitGroup, by identity.
 type chanOp struct {
@@ -58,10 +60,12 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 			return []chanOp{{w.e.chanKey(w.fn, x.X, 0), false}}, "channel receive"
 		}
 	case *ssa.Select:
+		bounded := false // a timer case: the select returns when it fires
 		for _, st := range x.States {
 			ops = append(ops, chanOp{w.e.chanKey(w.fn, st.Chan, 0), st.Dir == types.SendOnly})
+			bounded = bounded || st.Dir == types.RecvOnly && timerChan(st.Chan)
 		}
-		if !x.Blocking {
+		if !x.Blocking || bounded {
 			return ops, ""
 		}
 		return ops, "select"
@@ -74,10 +78,17 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 	return nil, ""
 }
 
-// callOps recognises close, WaitGroup.Done and WaitGroup.Wait.
+// callOps recognises close, WaitGroup.Done and WaitGroup.Wait, and
+// Cond.Wait, Signal and Broadcast (a Cond is a channel of wake-ups).
 func (w *walker) callOps(c *ssa.CallCommon) ([]chanOp, string) {
 	if b, ok := c.Value.(*ssa.Builtin); ok && b.Name() == "close" && len(c.Args) == 1 {
 		return []chanOp{{w.e.chanKey(w.fn, c.Args[0], 0), true}}, ""
+	}
+	switch name, cond := lockop.CondMethod(c); name {
+	case "Wait":
+		return []chanOp{{w.e.chanKey(w.fn, cond, 0), false}}, condWait
+	case "Signal", "Broadcast":
+		return []chanOp{{w.e.chanKey(w.fn, cond, 0), true}}, ""
 	}
 	callee := c.StaticCallee()
 	if callee == nil || callee.Signature.Recv() == nil || len(c.Args) == 0 || callee.Pkg == nil ||
@@ -103,19 +114,32 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 	for _, op := range ops {
 		w.info.addChan(op)
 	}
-	if what == "" || !w.report || len(s.holds) == 0 {
+	if what == "" {
 		return
 	}
-	// An operation on a buffered channel blocks only on an empty (or
-	// full) buffer, which the analysis does not model: wantConn.cancel
-	// receives, under the lock the sender takes, only after the sender
-	// has filled the buffer.
-	ops = slices.DeleteFunc(slices.Clone(ops), func(op chanOp) bool { return w.e.buffered(op.Key) })
-	if len(ops) == 0 {
-		return
+	b := blockOp{ops: ops, what: what, At: w.e.at(instr.Pos()), cond: w.condStep()}
+	if what == condWait {
+		free, ok := w.condFree(instr)
+		if !ok {
+			return // which lock it releases is unknown: it may be any held
+		}
+		b.freePath, b.freeClass = free.Path, free.Class
 	}
+	w.info.addBlock(b)
+	if w.report {
+		w.reportBlocked(instr.Pos(), []blockOp{b}, s)
+	}
+}
+
+// reportBlocked reports, for each lock held in s (but the one a Cond.Wait
+// releases), the first of blocks a peer goroutine taking that lock would
+// have to unblock.
+func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 	var mine map[*roots.Root]bool // the roots fn runs on, when first needed
 	for _, h := range s.holds {
+		if h.Maybe || h.Class == "" {
+			continue
+		}
 		// A read lock blocks the unblocker only if it write-locks, or if a
 		// writer (anywhere) may be waiting: then its read lock queues too.
 		m := takeMode{class: h.Class}
@@ -123,24 +147,38 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 			m.exclusive, m.writer = true, w.e.writerOf(h.Class)
 			m.orShared = m.writer != ""
 		}
-		// No started goroutine at all (fn's own not excluded) could unblock
-		// ops while taking the class: no finding, and no need to work out
-		// fn's contexts, a propagation over every root of the package.
-		if h.Maybe || h.Class == "" || w.e.startedTaking(ops, m, nil, w.fn) == nil {
-			continue
-		}
-		if mine == nil {
-			mine = map[*roots.Root]bool{}
-			for _, r := range w.e.ctx.Of(w.fn) {
-				mine[r.Root] = true
+		for _, b := range blocks {
+			if b.frees(h) {
+				continue
 			}
-		}
-		if r := w.e.peerTaking(ops, m, mine, w.fn); r != nil {
-			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + what + "; " + r.Describe() + ", which would unblock it, also takes " + h.Name
+			// An operation on a buffered channel blocks only on an empty
+			// (or full) buffer, which the analysis does not model:
+			// wantConn.cancel receives, under the lock the sender takes,
+			// only after the sender has filled the buffer.
+			ops := slices.DeleteFunc(slices.Clone(b.ops), func(op chanOp) bool { return op.Key == "" || w.e.buffered(op.Key) })
+			// No started goroutine at all (fn's own not excluded) could
+			// unblock ops while taking the class: no finding, and no need
+			// to work out fn's contexts, a propagation over every root of
+			// the package.
+			if len(ops) == 0 || w.e.startedTaking(ops, m, nil, w.fn) == nil {
+				continue
+			}
+			if mine == nil {
+				mine = map[*roots.Root]bool{}
+				for _, r := range w.e.ctx.Of(w.fn) {
+					mine[r.Root] = true
+				}
+			}
+			r := w.e.peerTaking(ops, m, mine, w.fn)
+			if r == nil {
+				continue
+			}
+			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + b.describe() + "; " + r.Describe() + ", which would unblock it, also takes " + h.Name
 			if h.Shared && m.writer != "" && !w.e.writeLocks(r, h.Class) {
 				msg += " (read-locked, but " + m.writer + " write-locks it: a waiting writer makes every later RLock wait)"
 			}
-			w.e.find(instr.Pos(), "blocking-held", msg, diag.Hop{Pos: r.Pos, What: r.Describe() + " starts here"})
+			w.e.find(pos, "blocking-held", msg, diag.Hop{Pos: r.Pos, What: r.Describe() + " starts here"})
+			break
 		}
 	}
 }
@@ -172,16 +210,26 @@ func (e *engine) writeLocks(r *roots.Root, class string) bool {
 
 // writerOf names a function of the package that write-locks class, ""
 // when none does.
+// Asked in the checking phase only, when the summaries are final: the
+// answer is kept per class.
 func (e *engine) writerOf(class string) string {
+	if w, ok := e.writers[class]; ok {
+		return w
+	}
+	if e.writers == nil {
+		e.writers = map[string]string{}
+	}
 	for _, fn := range e.p.Funcs {
 		if info := e.infos[fn]; info != nil {
 			for _, t := range info.takes {
 				if t.Class == class && !t.Shared && t.Via == nil {
-					return e.funcName(fn)
+					e.writers[class] = e.funcName(fn)
+					return e.writers[class]
 				}
 			}
 		}
 	}
+	e.writers[class] = ""
 	return ""
 }
 
@@ -192,11 +240,13 @@ func (e *engine) writerOf(class string) string {
 // that performs the opposite operation without ever taking it (pipe.go's
 // time.AfterFunc callback that only closes the channel) unblocks it while
 // the lock is held, whatever the others do. Roots of every kind count for
-// that, exported functions included.
+// that, exported functions included, but in package main: there an
+// exported name has no callers outside the package, so it runs only on
+// the goroutines the package starts.
 func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		info := e.infos[r.Func]
-		if info == nil || mine[r] || r.Func == fn {
+		if info == nil || mine[r] || r.Func == fn || e.calledInMainOnly(r) {
 			continue
 		}
 		if hasOpposite(info.chans, ops) && !m.blocks(info.takes) {
@@ -206,13 +256,22 @@ func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool,
 	return e.startedTaking(ops, m, mine, fn)
 }
 
+// calledInMainOnly reports whether r is an exported function of package
+// main that nothing hands out as a value: not a goroutine of its own.
+func (e *engine) calledInMainOnly(r *roots.Root) bool {
+	if r.Kind != roots.KindUnknown || e.p.Pass.Pkg.Name() != "main" || r.Func.Parent() != nil || e.ctx.Escapes(r.Func) {
+		return false
+	}
+	return r.Func.Name() != "main" && r.Func.Name() != "init"
+}
+
 // startedTaking returns the first started goroutine (not an exported
 // function's unknown callers), other than fn and the roots in mine, that
 // performs the opposite operation of one of ops and takes class.
 func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		switch r.Kind {
-		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
+		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback, roots.KindSerialized:
 		default:
 			continue
 		}
@@ -225,6 +284,24 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 		}
 	}
 	return nil
+}
+
+// timerChan reports whether ch is a timer's channel: time.After,
+// time.Tick, or the C of a time.Timer or time.Ticker.
+func timerChan(ch ssa.Value) bool {
+	switch v := objects.Underlying(ch).(type) {
+	case *ssa.Call:
+		if f := v.Call.StaticCallee(); f != nil && f.Pkg != nil && f.Pkg.Pkg.Path() == "time" {
+			return f.Name() == "After" || f.Name() == "Tick"
+		}
+	case *ssa.UnOp:
+		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
+			if f := fieldVar(fa); f != nil && f.Name() == "C" && f.Pkg() != nil && f.Pkg().Path() == "time" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasOpposite(have, ops []chanOp) bool {
@@ -262,6 +339,11 @@ func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {
 			return ""
 		case *ssa.MakeChan:
 			return "make:" + e.p.Pass.Fset.Position(x.Pos()).String()
+		case *ssa.Call:
+			if _, isCond := lockop.NewCondArg(x); isCond {
+				return "make:" + e.p.Pass.Fset.Position(x.Pos()).String()
+			}
+			return ""
 		case *ssa.Alloc:
 			if _, isChan := x.Type().(*types.Pointer).Elem().Underlying().(*types.Chan); !isChan {
 				return "var:" + e.p.Pass.Fset.Position(x.Pos()).String()

@@ -28,6 +28,14 @@ type target struct {
 	// candidates (interface implementations, functions stored in a
 	// func-typed field): only its acquisition edges are taken.
 	exact bool
+	// sum, when set, is the summary to apply instead of fn's (the effects
+	// every candidate of an interface call shares), and label names the
+	// call in chains instead of fn. cond counts conditional steps the
+	// call itself adds (a String method a log handler may call): its
+	// takes are that much less certain and its effects are not applied.
+	sum   *funcInfo
+	label string
+	cond  int
 
 	// args and binds are vals and bindVals as caller paths, computed on
 	// the first rewrite: most calls reach functions with nothing to
@@ -35,6 +43,7 @@ type target struct {
 	args, binds []string
 	resolved    bool
 	objs        *objects.Index
+	at          ssa.Instruction // the call
 }
 
 // rewrite translates a path relative to the callee into the caller's
@@ -50,6 +59,14 @@ func (t *target) rewrite(caller *ssa.Function, path string) (string, bool) {
 		p := t.objs.PathIn(caller, t.creator, inner)
 		return p, p != ""
 	}
+	// A lock of an argument built here around a named value:
+	// (&API{c: c}).get() locks c's lock.
+	root, rest := rootOf(path)
+	if i := paramIndex(root, "p"); i >= 0 && i < len(t.vals) && t.vals[i] != nil && t.vals[i].Parent() == caller {
+		if p, ok := objects.Through(caller, t.vals[i], rest, t.at); ok {
+			return p, true
+		}
+	}
 	return rewrite(path, t.args, t.binds)
 }
 
@@ -59,6 +76,9 @@ func (t *target) pathsOf(caller *ssa.Function, vs []ssa.Value) []string {
 	}
 	out := make([]string, len(vs))
 	for i, v := range vs {
+		if v == nil {
+			continue // not known: the path cannot be said
+		}
 		if t.owner != nil && t.owner != caller && v.Parent() == t.owner {
 			out[i] = t.objs.PathFrom(caller, t.owner, v)
 		} else {
@@ -74,19 +94,64 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 	out := w.targetBuf[:0]
 	defer func() { w.targetBuf = out[:0] }()
 	if call.IsInvoke() {
-		impls := w.e.implementations(call.Method)
-		if len(impls) == 0 {
-			return nil
+		out = w.invokeTargets(call, out)
+	} else {
+		out = w.valueTargets(out, w.fn, call.Value, call.Args)
+		if len(out) == 1 && out[0].exact {
+			out = w.e.formatted(call, out)
 		}
-		vals := append([]ssa.Value{call.Value}, call.Args...)
-		for _, fn := range impls {
-			out = append(out, target{fn: fn, vals: vals})
-		}
-		return out
 	}
-	// A closure held in a variable (captured by another closure, so kept
-	// in a cell), possibly the enclosing function's: the closure itself.
-	owner, callee := w.e.objs.Resolve(w.fn, call.Value)
+	return w.atCall(out)
+}
+
+// invokeTargets resolves an interface call: the method of the dynamic
+// type when the value is a conversion of a concrete one (var d Doer = c),
+// else the package's implementations; one candidate is the callee.
+func (w *walker) invokeTargets(call *ssa.CallCommon, out []target) []target {
+	vals := append([]ssa.Value{call.Value}, call.Args...)
+	if fn := w.e.devirtualize(call); fn != nil {
+		return append(out, target{fn: fn, vals: vals, exact: true})
+	}
+	impls := w.e.implementations(call)
+	for _, fn := range impls {
+		out = append(out, target{fn: fn, vals: vals, exact: len(impls) == 1})
+	}
+	return out
+}
+
+// devirtualize returns the method an interface call runs when its value
+// is a conversion of a concrete type whose method is a source function
+// (not a promotion wrapper, whose receiver paths would be another
+// object's), or nil.
+func (e *engine) devirtualize(call *ssa.CallCommon) *ssa.Function {
+	t := objects.Underlying(call.Value).Type()
+	if types.IsInterface(t) {
+		return nil
+	}
+	prog := e.p.SSA.Pkg.Prog
+	sel := prog.MethodSets.MethodSet(t).Lookup(call.Method.Pkg(), call.Method.Name())
+	if sel == nil {
+		return nil
+	}
+	fn := prog.MethodValue(sel)
+	if fn == nil || fn.Synthetic != "" {
+		return nil
+	}
+	fn = e.canonical(fn)
+	if e.summaryOf(fn) == nil {
+		return nil
+	}
+	return fn
+}
+
+// valueTargets resolves a call of the func value v of function from: the
+// function or closure it is (a closure held in a variable, possibly the
+// enclosing function's, is the closure itself), else, edges only, the
+// functions the value may hold (objects.FuncsOf). A parameter or free
+// variable of the walked function resolves to nothing: its callers know
+// the function (paramCall).
+func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, args []ssa.Value) []target {
+	owner, callee := w.e.objs.Resolve(from, v)
 	if owner == w.fn {
 		owner = nil
 	}
@@ -96,26 +161,72 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 		if m := w.e.thunkMethod(v); m != nil {
 			fn = m // (*T).m(x): the thunk's parameters are the method's, receiver first
 		}
-		out = append(out, target{fn: fn, vals: call.Args, exact: true})
+		return append(out, target{fn: fn, vals: args, exact: true})
 	case *ssa.MakeClosure:
 		fn, ok := v.Fn.(*ssa.Function)
 		if !ok {
-			return nil
+			return out
 		}
 		if m := w.e.boundMethod(fn); m != nil && len(v.Bindings) == 1 {
-			out = append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), call.Args...), owner: owner, exact: true, objs: w.e.objs})
-		} else {
-			out = append(out, target{fn: w.e.canonical(fn), vals: call.Args, bindVals: v.Bindings, owner: owner, creator: v.Parent(), exact: true, objs: w.e.objs})
+			return append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), args...), owner: owner, exact: true, objs: w.e.objs})
 		}
-	case *ssa.UnOp:
-		// A call of a func-typed field: the package's functions stored in it.
-		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
-			for _, fn := range w.e.fieldFuncs[fieldVar(fa)] {
-				out = append(out, target{fn: fn, vals: call.Args})
-			}
+		return append(out, target{fn: w.e.canonical(fn), vals: args, bindVals: v.Bindings, owner: owner, creator: v.Parent(), exact: true, objs: w.e.objs})
+	}
+	if w.calledParam(from, v) != "" {
+		return out
+	}
+	fns := w.e.funcsOf(from, v)
+	fa := fieldLoad(v)
+	for _, fn := range fns {
+		if fa != nil {
+			// A callback called through the field of the object it
+			// captured runs with that object (selfbound.go).
+			out = append(out, w.fieldTarget(fn, fa, args, len(fns) == 1))
+			continue
+		}
+		out = append(out, target{fn: fn, vals: args})
+	}
+	return out
+}
+
+// fieldLoad is the field address v loads from (x.F), or nil.
+func fieldLoad(v ssa.Value) *ssa.FieldAddr {
+	if u, ok := objects.Underlying(v).(*ssa.UnOp); ok && u.Op == token.MUL {
+		fa, _ := u.X.(*ssa.FieldAddr)
+		return fa
+	}
+	return nil
+}
+
+// funcsOf lists the package functions a func value may hold, method
+// values as their methods (objects.FuncsOf).
+func (e *engine) funcsOf(from *ssa.Function, v ssa.Value) []*ssa.Function {
+	var out []*ssa.Function
+	for _, f := range e.objs.FuncsOf(from, v) {
+		if m := e.boundMethod(f); m != nil {
+			f = m
+		}
+		if f = e.canonical(f); e.p.FuncSet[f] && !slices.Contains(out, f) {
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// atCall marks targets with the call instruction being walked.
+func (w *walker) atCall(ts []target) []target {
+	for i := range ts {
+		ts[i].at = w.at
+	}
+	return ts
+}
+
+// name names the callee in call chains.
+func (t *target) name(e *engine) string {
+	if t.label != "" {
+		return t.label
+	}
+	return e.funcName(t.fn)
 }
 
 // canonical maps generic instantiations to their origin.
@@ -173,24 +284,36 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	if w.report {
 		w.e.recordClosureCall(w.fn, call, s)
 	}
-	s = w.handOff(call.Args, s)
-	for _, t := range w.targets(call) {
-		if w.report && t.exact {
+	s = w.handOff(call.Args, s, false)
+	ts := w.targets(call)
+	if len(ts) == 0 && !call.IsInvoke() {
+		w.recordParamCall(call.Value, pos, s)
+	}
+	ts = w.withCommonEffects(ts, call)
+	for _, t := range ts {
+		if w.report && t.exact && t.sum == nil {
 			s = w.checkCallDecl(&t, pos, s)
 		}
 		sum := w.summaryFor(&t)
+		// The takes and channel operations change no state: they only
+		// make the summary, edges and findings of the final pass.
+		if w.final {
+			w.callParams(&t, sum, pos, s)
+		}
 		if sum == nil {
 			continue
 		}
-		// The takes and channel operations change no state: they only
-		// make the summary, edges and findings of the final pass.
 		if w.final {
 			w.callTakes(&t, sum, pos, s)
 			for _, op := range sum.chans {
 				w.info.addChan(op)
 			}
+			w.callBlocks(&t, sum, pos, s)
 		}
 		if !t.exact {
+			s = w.mayRelease(&t, sum, s)
+		}
+		if !t.exact || t.cond > 0 {
 			continue
 		}
 		for _, r := range sum.releases {
@@ -198,11 +321,13 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				if o, ok := s.underOtherName(Hold{Path: p, Class: r.Class}); ok {
 					p = o.Path
 				}
+				w.unlocked[p] = true
 				if _, held := s.find(p); !held {
 					if w.final {
 						w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
+						w.info.addUnlock(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
 					}
-					s.outer = true
+					s = s.releasedOuter(p)
 				}
 				s = s.without(p)
 			}
@@ -212,10 +337,31 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		}
 		for _, a := range sum.acquires {
 			if p, ok := t.rewrite(w.fn, a.Path); ok {
+				p = keyedAt(p, pos)
 				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)
 				a.Inferred = !w.e.declaresAcquire(t.fn)
 				s = s.with(a)
 			}
+		}
+	}
+	return s
+}
+
+// mayRelease forgets the locks a candidate of a call (an interface
+// method among several) releases: held or not afterwards depends on which
+// runs. Kept, a lock one candidate acquired (kv.Read()) would stay held
+// past the release another one makes (txn.End()), a leak no program has.
+func (w *walker) mayRelease(t *target, sum *funcInfo, s State) State {
+	for _, r := range sum.releases {
+		p, ok := t.rewrite(w.fn, r.Path)
+		if !ok {
+			continue
+		}
+		if o, ok := s.underOtherName(Hold{Path: p, Class: r.Class}); ok {
+			p = o.Path
+		}
+		if _, held := s.find(p); held {
+			s = s.without(p)
 		}
 	}
 	return s
@@ -227,16 +373,21 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	if len(sum.takes) == 0 {
 		return
 	}
-	name := w.e.funcName(t.fn)
-	step := w.condStep()
+	name := t.name(w.e)
+	step := w.condStep() + t.cond
 	for _, tk := range sum.takes {
-		if tk.afterRelease || tk.cond+step > maxCond || tk.Via.len()+1 > maxVia {
+		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact}
+		if next.cond > maxCond || tk.Via.len()+1 > next.viaBound() {
 			continue
 		}
 		via := tk.Via.push(name)
 		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub}
 		if h.Sub == "" {
 			h.Sub = w.argSub(tk.Path, t.vals)
+		}
+		if tk.afterRelease {
+			w.retakeEdges(t, tk, h, pos, via, s)
+			continue
 		}
 		if p, ok := t.rewrite(w.fn, tk.Path); ok && t.exact {
 			h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
@@ -245,15 +396,45 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// Only a callee that takes the lock on every path to its
 			// return is a double lock; one that may take it depends on
 			// values the analysis does not follow.
-			if old, held := s.find(p); held && w.report && !old.Maybe && !inline && !old.Opaque && tk.cond == 0 {
+			// A lock maybe-held over the loop's back-edge and taken for
+			// sure again is a re-lock on the next iteration (as for a
+			// direct Lock), when this function unlocks it somewhere or
+			// took it through a helper.
+			old, held := s.find(p)
+			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
+			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
+			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && tk.cond == 0 {
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
 			}
 		}
 		if w.report {
-			w.edgesTo(s, h, pos, via, t.exact && tk.cond == 0)
+			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: tk.cond + step, Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, loose: next.loose, test: tk.test, Sub: h.Sub})
 	}
+}
+
+// retakeEdges records the edges of a callee's take made after it released
+// some of the caller's locks (s.mu.Unlock(); ...; s.mu.Lock() under the
+// caller's item.mu): every lock the caller holds that the callee did not
+// release is held at the retake. Such takes go no further up: the
+// caller's caller may hold what was released.
+func (w *walker) retakeEdges(t *target, tk take, h Hold, pos token.Pos, via *callChain, s State) {
+	if !w.report || !t.exact || len(tk.released) == 0 {
+		return
+	}
+	for _, r := range tk.released {
+		p, ok := t.rewrite(w.fn, r)
+		if !ok {
+			return // the callee released a lock the caller cannot name
+		}
+		s = s.drop(p)
+	}
+	if p, ok := t.rewrite(w.fn, tk.Path); ok {
+		h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
+	}
+	w.edgesTo(s, h, pos, via, tk.cond == 0, tk.test)
 }
 
 // handOff applies the releases of closures passed to a call or returned:
@@ -261,7 +442,12 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 // call (a completion callback) or returned (a release func), takes that
 // unlock over, so the lock no longer counts as held here (nor as
 // definitely released).
-func (w *walker) handOff(vals []ssa.Value, s State) State {
+//
+// A goroutine started on it (started) takes over every unlock of the
+// caller's lock it makes at some point, also one it takes again after:
+// the goroutine of a semaphore (h.Unlock(); h.Lock() in its loop) holds
+// the caller's h from then on.
+func (w *walker) handOff(vals []ssa.Value, s State, started bool) State {
 	for _, a := range vals {
 		mc, ok := objects.Underlying(a).(*ssa.MakeClosure) // through a named func type, a variable
 		if !ok {
@@ -280,7 +466,7 @@ func (w *walker) handOff(vals []ssa.Value, s State) State {
 		if sum == nil {
 			continue
 		}
-		for _, r := range sum.releases {
+		for _, r := range sum.handedOver(started) {
 			p, ok := rewrite(r.Path, args, binds)
 			if inner, outer := objects.Outer(r.Path); outer {
 				p, ok = inner, true // the closure was made here
@@ -312,7 +498,7 @@ func (w *walker) goHandOff(call *ssa.CallCommon, s State) State {
 		if sum == nil {
 			continue
 		}
-		for _, r := range sum.releases {
+		for _, r := range sum.handedOver(true) {
 			if p, ok := t.rewrite(w.fn, r.Path); ok {
 				if _, held := s.find(p); held {
 					s = s.without(p)
@@ -322,6 +508,16 @@ func (w *walker) goHandOff(call *ssa.CallCommon, s State) State {
 		}
 	}
 	return s
+}
+
+// handedOver is what a function takes over of its caller's locks when
+// given them: what it releases, and, run as a goroutine of its own, what
+// it unlocks at some point.
+func (f *funcInfo) handedOver(started bool) []Hold {
+	if !started || len(f.unlocks) == 0 {
+		return f.releases
+	}
+	return append(slices.Clone(f.releases), f.unlocks...)
 }
 
 // condStep is 0 when the instruction being walked runs on every path to

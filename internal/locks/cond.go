@@ -100,13 +100,28 @@ func (w *walker) condTest(cond ssa.Value) (test, bool) {
 	return t, t.key != ""
 }
 
-// condKey names a condition value by its path ("" for none).
+// condKey names a condition value by its path and type ("" for none):
+// paths see through loads, so a pointer and what it points to share one.
 func (w *walker) condKey(v ssa.Value) string {
 	switch v.(type) {
 	case *ssa.Parameter, *ssa.FreeVar, *ssa.UnOp, *ssa.Phi, *ssa.Call, *ssa.Extract, *ssa.Field:
-		return pathOf(w.fn, v)
+		return pathOf(w.fn, v) + "#" + v.Type().String()
 	}
 	return ""
+}
+
+// sameConst reports whether two condition values are equal; values of
+// kinds that do not compare (a nil and a bool) are not.
+func sameConst(a, b constant.Value) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ka, kb := a.Kind(), b.Kind()
+	numeric := func(k constant.Kind) bool { return k == constant.Int || k == constant.Float || k == constant.Complex }
+	if ka != kb && !(numeric(ka) && numeric(kb)) {
+		return false
+	}
+	return constant.Compare(a, token.EQL, b)
 }
 
 // constCond evaluates a constant condition.
@@ -138,7 +153,7 @@ func (w *walker) branch(ifi *ssa.If, taken bool, s State) (State, bool) {
 	}
 	holds := t.eq == taken // on this edge, key == val holds (else key != val)
 	if cur, ok := s.known(t.key); ok {
-		same := constant.Compare(cur, token.EQL, t.val)
+		same := sameConst(cur, t.val)
 		if same != holds {
 			return s, false // contradicts what is known
 		}
@@ -151,7 +166,7 @@ func (w *walker) branch(ifi *ssa.If, taken bool, s State) (State, bool) {
 		}
 		// What this edge says of the tag's equation key == tagVal.
 		var eq bool
-		switch match := constant.Compare(h.tagVal, token.EQL, t.val); {
+		switch match := sameConst(h.tagVal, t.val); {
 		case match:
 			eq = holds
 		case holds:

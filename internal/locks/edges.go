@@ -29,30 +29,50 @@ type edge struct {
 
 // edgesTo records an edge from every lock definitely held in s to h,
 // taken at pos (directly, or through the calls in via; must as for
-// edge.must), and checks declared //confined:before orders.
-func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain, must bool) {
+// edge.must; testCode: the acquisition is in a _test.go file, as when
+// production code calls a test's fake through an interface), and checks
+// declared //confined:before orders.
+func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain, must, testCode bool) {
+	site := edgeSite{fn: w.e.funcName(w.fn), pos: pos, test: testCode || w.e.inTest(pos)}
+	if via != nil {
+		site.via = via.text()
+	}
+	w.edgesFrom(s.holds, h, site, must)
+}
+
+// edgeSite is where an edge is witnessed: the function, the position of
+// the acquisition (or the call leading to it) and the calls on the way.
+type edgeSite struct {
+	fn   string
+	pos  token.Pos
+	via  string
+	test bool
+}
+
+// edgesFrom records an edge from every definite hold of holds to h.
+func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 	if h.Class == "" {
 		return
 	}
-	for _, o := range s.holds {
+	for _, o := range holds {
 		if o.Maybe || o.Class == "" || o.Class == h.Class {
 			continue
 		}
-		broken := w.checkBefore(o, h, pos) // a declared order holds even for private locks
+		broken := w.checkBefore(o, h, site.pos) // a declared order holds even for private locks
 		// A lock of an object no other goroutine can see yet neither
 		// waits for anyone nor makes anyone wait.
 		if w.private(h) || w.private(o) {
 			continue
 		}
-		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: pos,
-			declared: broken, test: w.e.inTest(pos), must: must}
+		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,
+			declared: broken, test: site.test, must: must}
 		if !w.e.betterWitness(x) {
 			continue
 		}
-		x.FromName, x.ToName, x.Fn = o.Name, h.Name, w.e.funcName(w.fn)
-		x.Witness = "in " + x.Fn + " (" + w.e.at(o.Pos) + " -> " + w.e.at(pos)
-		if via != nil {
-			x.Witness += " via " + via.text()
+		x.FromName, x.ToName, x.Fn = o.Name, h.Name, site.fn
+		x.Witness = "in " + x.Fn + " (" + w.e.at(o.Pos) + " -> " + w.e.at(site.pos)
+		if site.via != "" {
+			x.Witness += " via " + site.via
 		}
 		x.Witness += ")"
 		w.e.addEdge(x)

@@ -25,9 +25,9 @@ type engine struct {
 	// imported caches summaries of other packages' functions (nil: none).
 	imported  map[*ssa.Function]*funcInfo
 	classVars map[string]*types.Var
-	// fieldFuncs lists, per func-typed field, the package's functions
-	// stored into it (callbacks called through the field).
-	fieldFuncs map[*types.Var][]*ssa.Function
+	// selfBound: functions stored into a field of the object they
+	// capture (selfbound.go).
+	selfBound map[*ssa.Function]int
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
@@ -38,7 +38,7 @@ type engine struct {
 	edgeAt     map[edgeKey]int // index in edges of each key's witness
 	leaves     map[string]bool // privateLeaves, left out of the facts
 	findings   []diag.Finding
-	impls      map[*types.Func][]*ssa.Function
+	impls      map[implKey][]*ssa.Function
 	convs      []conversion    // MakeInterface of named types (scanConversions)
 	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
 	convCache  map[types.Type]map[*types.Named]bool
@@ -52,15 +52,23 @@ type engine struct {
 	specials     map[specKey]*funcInfo
 	specializing map[*ssa.Function]bool
 	tested       map[*ssa.Function][]int
+	writers      map[string]string // writerOf's answers, by class
 }
 
 // funcInfo is the summary of one function.
 type funcInfo struct {
 	takes    []take
-	acquires []Hold       // held on every return, taken inside (paths relative to the function)
-	releases []Hold       // the caller's locks it unlocks
-	tries    []tryAcquire // held on return exactly when it reports success
-	chans    []chanOp
+	acquires []Hold // held on every return, taken inside (paths relative to the function)
+	releases []Hold // the caller's locks it unlocks
+	// unlocks: the caller's locks it unlocks at some point, even if it
+	// takes them again (a semaphore's goroutine: h.Unlock(); h.Lock()).
+	unlocks []Hold
+	tries   []tryAcquire // held on return exactly when it reports success
+	chans   []chanOp
+	blocks  []blockOp // operations that block in it or its callees (condwait.go)
+	// paramCalls: calls of func values the function was given, for its
+	// callers to resolve (paramcall.go).
+	paramCalls []paramCall
 }
 
 // take is one lock class acquired inside a function.
@@ -72,21 +80,44 @@ type take struct {
 	At           string     // "file.go:12" of the innermost acquisition
 	Via          *callChain // functions called down to the acquisition
 	afterRelease bool       // taken after releasing a caller's lock
+	released     []string   // which: their paths (State.outerRel)
 	// cond counts the conditional steps down to the acquisition: the
 	// acquisition and each call on the way that does not dominate every
 	// return of its function. 0: taken on every path to the return.
 	cond int
+	// loose: reached through a call that may run another function (an
+	// interface or func-field candidate): not certain even at cond 0.
+	loose bool
+	// test: the acquisition is in a _test.go file (edge.test for every
+	// caller, production ones calling a test's fake included).
+	test bool
 	// Sub is the value field holding the lock's struct (see Hold.Sub).
 	Sub string
 }
 
 // Bounds on what a take propagates through calls (a may-acquire several
 // conditional steps or many calls away is a debug path or a chain no
-// reader can check): takes beyond them give callers no edges.
+// reader can check): takes beyond them give callers no edges. A certain
+// take (every step unconditional, every call exact) is no guess however
+// deep: it goes up to maxMustVia calls, a bound against pathological call
+// graphs only.
 const (
-	maxCond = 2
-	maxVia  = 8
+	maxCond    = 2
+	maxVia     = 8
+	maxMustVia = 32
 )
+
+// certain reports whether the take happens on every path of every call
+// down to it.
+func (t take) certain() bool { return t.cond == 0 && !t.loose }
+
+// viaBound is the longest call chain a take may be reached through.
+func (t take) viaBound() int {
+	if t.certain() {
+		return maxMustVia
+	}
+	return maxVia
+}
 
 // maxTakes bounds a summary: enough for every distinct lock of real code.
 const maxTakes = 64
@@ -136,8 +167,10 @@ func (f *funcInfo) resetBody() { *f = funcInfo{} }
 func (f *funcInfo) addTake(t take) {
 	for i, o := range f.takes {
 		if o.Path == t.Path && o.Class == t.Class && o.Shared == t.Shared && o.afterRelease == t.afterRelease && o.Sub == t.Sub {
-			// Keep the most certain, then the shortest, witness.
-			if t.cond < o.cond || t.cond == o.cond && t.Via.len() < o.Via.len() {
+			// Keep a production witness, then the most certain, then the
+			// shortest.
+			certain := t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len())
+			if o.test && !t.test || o.test == t.test && certain {
 				f.takes[i] = t
 			}
 			return
@@ -146,6 +179,19 @@ func (f *funcInfo) addTake(t take) {
 	if len(f.takes) < maxTakes {
 		f.takes = append(f.takes, t)
 	}
+}
+
+func (f *funcInfo) addUnlock(h Hold) {
+	if !portable(h.Path) {
+		return
+	}
+	for _, o := range f.unlocks {
+		if o.Path == h.Path {
+			return
+		}
+	}
+	h.Maybe, h.Loop = false, false
+	f.unlocks = append(f.unlocks, h)
 }
 
 func (f *funcInfo) addRelease(h Hold) {

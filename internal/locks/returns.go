@@ -177,9 +177,9 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		if h.Try || h.Loop || h.Lent || h.Inferred || declared[h.Path] || leaked[h.Path] || outer[h.Path] {
 			return true
 		}
-		// Held exactly where a condition (a callee's success) says, or
-		// acquired on success here (tryacquire.go).
-		if h.tagKey != "" || hasTry(w.info.tries, h.Path) {
+		// Held exactly where a callee's success says, or acquired on
+		// success here (tryacquire.go).
+		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) {
 			return true
 		}
 		if h.Maybe && w.unlocked[h.Path] {
@@ -224,8 +224,11 @@ func (w *walker) deferredUnlock(path string) bool {
 		for _, instr := range b.Instrs {
 			switch x := instr.(type) {
 			case *ssa.Defer:
-				if op, lv := lockop.Classify(x.Common()); (op == lockop.Unlock || op == lockop.RUnlock) && w.e.lockPath(w.fn, lv) == path {
+				if op, lv := w.e.classify(x.Common()); (op == lockop.Unlock || op == lockop.RUnlock) && w.e.lockPath(w.fn, lv) == path {
 					return true
+				}
+				if w.releasedBy(x.Common(), path) {
+					return true // a deferred Unlock method with a release effect
 				}
 			case *ssa.MakeClosure:
 				fn, ok := x.Fn.(*ssa.Function)
@@ -236,6 +239,20 @@ func (w *walker) deferredUnlock(path string) bool {
 							return true
 						}
 					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// releasedBy reports whether a call (run exactly) releases path.
+func (w *walker) releasedBy(call *ssa.CallCommon, path string) bool {
+	for _, t := range w.targets(call) {
+		if sum := w.e.summaryOf(t.fn); t.exact && sum != nil {
+			for _, r := range sum.releases {
+				if p, ok := t.rewrite(w.fn, r.Path); ok && p == path {
+					return true
 				}
 			}
 		}

@@ -21,6 +21,9 @@ import (
 // summaryFor returns the summary of t's callee for this call: specialized
 // by constant arguments when the callee tests them.
 func (w *walker) summaryFor(t *target) *funcInfo {
+	if t.sum != nil {
+		return t.sum
+	}
 	sum := w.e.summaryOf(t.fn)
 	if sum == nil || !t.exact || !w.e.p.FuncSet[t.fn] {
 		return sum
@@ -30,8 +33,13 @@ func (w *walker) summaryFor(t *target) *funcInfo {
 		if i >= len(t.vals) {
 			continue
 		}
+		if i >= len(t.fn.Params) {
+			continue
+		}
 		if c, ok := objects.Underlying(t.vals[i]).(*ssa.Const); ok && c.Value != nil && c.Value.Kind() != constant.Unknown {
-			known = append(known, fact{key: "p" + strconv.Itoa(i), val: c.Value})
+			// The key condKey gives the parameter inside the callee.
+			key := "p" + strconv.Itoa(i) + "#" + t.fn.Params[i].Type().String()
+			known = append(known, fact{key: key, val: c.Value})
 		}
 	}
 	if len(known) == 0 {

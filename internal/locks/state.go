@@ -37,6 +37,9 @@ type Hold struct {
 	// Opaque: a sync.Locker interface value of unknown implementation
 	// (RLocker's Lock is re-entrant): never reported as a double lock.
 	Opaque bool
+	// Keyed: the lock of one key of a container (lockop.Keyed): a helper
+	// leaving it held or releasing it does so by class (keyed.go).
+	Keyed bool
 	// Sub refines the class by how the lock's struct was reached
 	// (objects.Index.Via): the value struct field holding it ("Conn.in"
 	// for c.in.mu), or the alias group of the pointer field it was loaded
@@ -54,6 +57,9 @@ type Hold struct {
 	tagKey string
 	tagVal constant.Value
 	tagNeg bool
+	// leaky: a maybe-hold that merges a path holding it for sure with one
+	// that released it for sure (see oneSided).
+	leaky bool
 }
 
 // deferred is one pending defer, replayed at RunDefers in reverse order.
@@ -71,8 +77,9 @@ type State struct {
 	released []string   // sorted paths unlocked on every path so far and not retaken
 	// outer: a lock held by the caller was released on this path; takes
 	// after it are not reported as taken while the caller holds its locks.
-	outer bool
-	facts []fact // condition values the branches taken say (cond.go), sorted by key
+	outer    bool
+	outerRel []string // which caller's locks: their paths, sorted
+	facts    []fact   // condition values the branches taken say (cond.go), sorted by key
 }
 
 func (s State) find(path string) (Hold, bool) {
@@ -105,6 +112,29 @@ func (s State) without(path string) State {
 		s.released = slices.Insert(slices.Clone(s.released), j, path)
 	}
 	return s
+}
+
+// releasedOuter records that the caller's lock at path was released on
+// this path.
+func (s State) releasedOuter(path string) State {
+	s.outer = true
+	if i, found := slices.BinarySearch(s.outerRel, path); !found {
+		s.outerRel = slices.Insert(slices.Clone(s.outerRel), i, path)
+	}
+	return s
+}
+
+// union merges two sorted sets of paths.
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // drop forgets a hold that is not held on this path after all (a tagged
@@ -157,6 +187,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			h.Maybe = h.Maybe || o.Maybe
 			h.Loop = h.Loop || o.Loop
 			h.Lent = h.Lent || o.Lent
+			h.leaky = h.leaky || o.leaky
 			h.Shared = h.Shared || o.Shared
 			h.tagKey, h.tagVal, h.tagNeg = bothSidedTag(a.holds[i], a, o, b)
 			holds = append(holds, h)
@@ -164,7 +195,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			j++
 		}
 	}
-	out := State{holds: holds, outer: a.outer || b.outer}
+	out := State{holds: holds, outer: a.outer || b.outer, outerRel: union(a.outerRel, b.outerRel)}
 	for _, p := range a.released {
 		if b.wasReleased(p) {
 			out.released = append(out.released, p)
@@ -172,7 +203,7 @@ func join2(a, b State, aBack, bBack bool) State {
 	}
 	out.defers = joinDefers(a.defers, b.defers)
 	for _, f := range a.facts {
-		if v, ok := b.known(f.key); ok && constant.Compare(v, token.EQL, f.val) {
+		if v, ok := b.known(f.key); ok && sameConst(v, f.val) {
 			out.facts = append(out.facts, f)
 		}
 	}
@@ -183,8 +214,12 @@ func join2(a, b State, aBack, bBack bool) State {
 // with a condition whose value tells the sides apart, when there is one.
 func oneSided(h Hold, in, other State, back bool) Hold {
 	h.Loop = h.Loop || back
+	// Held for sure here and unlocked for sure there: one of the merged
+	// paths keeps a lock the other releases (a break out of a loop with
+	// the lock held), not a guess (a hand-off or a maybe-defer).
+	h.leaky = h.leaky || !h.Maybe && other.wasReleased(h.Path)
 	if h.Maybe && h.tagKey != "" {
-		if v, ok := other.known(h.tagKey); ok && constant.Compare(v, token.EQL, h.tagVal) == h.tagNeg {
+		if v, ok := other.known(h.tagKey); ok && sameConst(v, h.tagVal) == h.tagNeg {
 			return h // its condition fails on the other side too
 		}
 	}
@@ -193,7 +228,7 @@ func oneSided(h Hold, in, other State, back bool) Hold {
 		return h
 	}
 	for _, f := range in.facts {
-		if v, ok := other.known(f.key); ok && !constant.Compare(v, token.EQL, f.val) {
+		if v, ok := other.known(f.key); ok && !sameConst(v, f.val) {
 			h.tagKey, h.tagVal = f.key, f.val
 			return h
 		}
@@ -207,7 +242,7 @@ func oneSided(h Hold, in, other State, back bool) Hold {
 func bothSidedTag(a Hold, as State, b Hold, bs State) (string, constant.Value, bool) {
 	switch {
 	case !a.Maybe && !b.Maybe:
-	case a.tagKey != "" && a.tagKey == b.tagKey && a.tagNeg == b.tagNeg && constant.Compare(a.tagVal, token.EQL, b.tagVal):
+	case a.tagKey != "" && a.tagKey == b.tagKey && a.tagNeg == b.tagNeg && sameConst(a.tagVal, b.tagVal):
 		return a.tagKey, a.tagVal, a.tagNeg
 	case !a.Maybe && b.tagKey != "" && as.satisfies(b):
 		return b.tagKey, b.tagVal, b.tagNeg
@@ -220,7 +255,7 @@ func bothSidedTag(a Hold, as State, b Hold, bs State) (string, constant.Value, b
 // satisfies reports whether s knows h's tag condition to hold.
 func (s State) satisfies(h Hold) bool {
 	v, ok := s.known(h.tagKey)
-	return ok && constant.Compare(v, token.EQL, h.tagVal) != h.tagNeg
+	return ok && sameConst(v, h.tagVal) != h.tagNeg
 }
 
 // joinDefers keeps defers registered on both sides in order, and those
@@ -254,7 +289,7 @@ func joinDefers(a, b []deferred) []deferred {
 
 func (s State) equal(t State) bool {
 	return slices.Equal(s.holds, t.holds) && slices.Equal(s.released, t.released) &&
-		slices.Equal(s.defers, t.defers) && s.outer == t.outer && slices.Equal(s.facts, t.facts)
+		slices.Equal(s.defers, t.defers) && s.outer == t.outer && slices.Equal(s.facts, t.facts) && slices.Equal(s.outerRel, t.outerRel)
 }
 
 func remove(xs []string, x string) []string {

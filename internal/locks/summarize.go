@@ -30,14 +30,14 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		specializing: map[*ssa.Function]bool{},
 		tested:       map[*ssa.Function][]int{},
 		guards:       map[*types.Var]*guard{},
-		impls:        map[*types.Func][]*ssa.Function{},
+		impls:        map[implKey][]*ssa.Function{},
 		escaping:     map[*ssa.Function]bool{},
 		guardFound:   map[guardKey]int{},
 	}
 	if !e.hasLockWork() {
 		return &Summary{}
 	}
-	e.fieldFuncs = e.scanFieldFuncs()
+	e.selfBound = e.scanSelfBound()
 	e.scanAliases()
 	for _, fn := range p.Funcs {
 		e.infos[fn] = &funcInfo{}

@@ -2,7 +2,6 @@ package locks
 
 import (
 	"go/constant"
-	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
@@ -108,8 +107,8 @@ func (w *walker) heldOnSuccessOnly(path string, idx int, successNil bool) bool {
 			fail++
 		case held && !h.Maybe && success:
 			succ++
-		case held && h.Maybe && h.tagKey != "" && h.tagKey == pathOf(w.fn, result) &&
-			h.tagNeg != successNil && constant.Compare(h.tagVal, token.EQL, nilConst):
+		case held && h.Maybe && h.tagKey != "" && h.tagKey == w.condKey(result) &&
+			h.tagNeg != successNil && sameConst(h.tagVal, nilConst):
 			succ++ // a callee's try-acquire, passed on with its result
 		default:
 			return false
@@ -157,7 +156,7 @@ func (w *walker) applyTryAcquires(t *target, sum *funcInfo, call *ssa.Call, s St
 		h.Path, h.Pos, h.Maybe, h.Loop, h.Obj = p, call.Pos(), true, false, w.calleeObj(t, ta.Path)
 		h.tagKey, h.tagVal, h.tagNeg = "", nil, false
 		if r := resultValue(call, ta.Result); r != nil {
-			h.tagKey, h.tagVal, h.tagNeg = pathOf(w.fn, r), nilConst, !ta.Nil
+			h.tagKey, h.tagVal, h.tagNeg = w.condKey(r), nilConst, !ta.Nil
 		}
 		s = s.with(h)
 	}

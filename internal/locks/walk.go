@@ -199,7 +199,7 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) (_ State, live bool) {
 	if !ok {
 		return s, true
 	}
-	op, lv := lockop.Classify(call.Common())
+	op, lv := w.e.classify(call.Common())
 	if op != lockop.TryLock && op != lockop.TryRLock {
 		return s, true
 	}
@@ -225,6 +225,11 @@ func (w *walker) block(b *ssa.BasicBlock, s State) State {
 
 // holdOf describes the lock value lv as a new hold.
 func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
+	if types.IsInterface(lv.Type()) {
+		if h, ok := w.lockerHold(lv, shared, pos); ok {
+			return h
+		}
+	}
 	h := Hold{Path: w.e.lockPath(w.fn, lv), Shared: shared, Pos: pos, Name: "lock", Opaque: types.IsInterface(lv.Type())}
 	if fa, ok := lv.(*ssa.FieldAddr); ok {
 		h.Sub = w.e.objs.Via(fa.X)
@@ -233,9 +238,12 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 	if v := lockop.ClassOf(lv); v != nil {
 		h.Class, h.Name = lockop.ClassKey(v), lockop.ShortName(v)
 		w.e.classVars[h.Class] = v
+	} else if c := lockop.ElementOf(lv); c != nil {
+		h.Class, h.Name = lockop.ElemKey(c), lockop.ElemName(c)
 	} else {
 		h.Name = sourceName(lv)
 	}
+	h.Keyed = h.Class != "" && lockop.Keyed(lv)
 	return h
 }
 

@@ -5,6 +5,7 @@ import (
 	"go/types"
 	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -65,7 +66,7 @@ func fieldOf(fa *ssa.FieldAddr) *types.Var {
 
 // fieldOrigins is the package-wide record of pointer-field stores.
 type fieldOrigins struct {
-	stores  map[*types.Var][]ssa.Value // values stored into each field of the package's types
+	stores  map[*types.Var][]*ssa.Store // the package's stores into each field
 	calls   map[*ssa.Function][]*ssa.CallCommon
 	origins map[*types.Var]map[string]bool // memo; nil entry while computing
 	group   map[*types.Var]string          // built by groups
@@ -167,7 +168,7 @@ func (x *Index) fieldRecord() *fieldOrigins {
 	if x.fields != nil {
 		return x.fields
 	}
-	fo := &fieldOrigins{stores: map[*types.Var][]ssa.Value{}, calls: map[*ssa.Function][]*ssa.CallCommon{},
+	fo := &fieldOrigins{stores: map[*types.Var][]*ssa.Store{}, calls: map[*ssa.Function][]*ssa.CallCommon{},
 		origins: map[*types.Var]map[string]bool{}}
 	for _, fn := range x.funcs {
 		for _, b := range fn.Blocks {
@@ -176,7 +177,7 @@ func (x *Index) fieldRecord() *fieldOrigins {
 				case *ssa.Store:
 					if fa, ok := in.Addr.(*ssa.FieldAddr); ok {
 						if f := fieldOf(fa); f != nil {
-							fo.stores[f] = append(fo.stores[f], in.Val)
+							fo.stores[f] = append(fo.stores[f], in)
 						}
 					}
 				case ssa.CallInstruction:
@@ -202,8 +203,8 @@ func (x *Index) originsOf(f *types.Var) map[string]bool {
 	}
 	fo.origins[f] = nil
 	out := map[string]bool{"field:" + lockop.ClassKey(f): true}
-	for _, v := range fo.stores[f] {
-		x.valueOrigins(v, out, 0)
+	for _, st := range fo.stores[f] {
+		x.valueOrigins(st.Val, out, 0)
 	}
 	fo.origins[f] = out
 	return out
@@ -290,4 +291,38 @@ func (x *Index) paramOrigins(p *ssa.Parameter, out map[string]bool, depth int) {
 
 func posKey(fn *ssa.Function, pos token.Pos) string {
 	return fn.RelString(nil) + "@" + strconv.Itoa(int(pos))
+}
+
+// Copied reports whether the package stores a value read from a field of
+// group sub ("ptr:...", see Via) into a field of the same group: a
+// back-pointer handed from object to object (child.tree = parent.tree),
+// so that the group's fields of different objects commonly hold the same
+// object. pos is such a store.
+func (x *Index) Copied(sub string) (pos token.Pos, copied bool) {
+	if !strings.HasPrefix(sub, "ptr:") {
+		return token.NoPos, false
+	}
+	fo := x.fieldRecord()
+	if fo.group == nil {
+		x.groups()
+	}
+	for f, vals := range fo.stores {
+		if fo.group[f] != sub {
+			continue
+		}
+		for _, st := range vals {
+			u, isLoad := Underlying(st.Val).(*ssa.UnOp)
+			if !isLoad || u.Op != token.MUL {
+				continue
+			}
+			if fa, ok := u.X.(*ssa.FieldAddr); ok && fo.group[fieldOf(fa)] == sub {
+				at := fa.Pos()
+				if !pos.IsValid() || at.IsValid() && at < pos {
+					pos = at
+				}
+				copied = true
+			}
+		}
+	}
+	return pos, copied
 }

@@ -23,11 +23,21 @@
 //     (so a call passing a fresh object publishes it).
 //   - Const: the constant a parameter has at a call site, for guards that
 //     test a parameter directly (`if !locked { mu.Lock() }`).
+//   - LockerOf and CondLock: the lock a sync.Locker or a Cond's L was
+//     made from (mu.RLocker(), sync.NewCond(&c.mu), also kept in a field).
+//   - FuncsOf: the package's functions a func value may hold when it is
+//     not one known function: followed back through setters' parameters,
+//     captured arguments, fields, package vars and map, slice or array
+//     elements to the functions and closures stored.
 //
 // An Index is built per package and is not for concurrent use.
 package objects
 
-import "golang.org/x/tools/go/ssa"
+import (
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+)
 
 // Index answers identity questions over one package's SSA.
 type Index struct {
@@ -42,6 +52,10 @@ type Index struct {
 	pubs     map[ssa.Value][]ssa.Instruction    // publications per origin
 	escapes  map[*ssa.Function][]int8           // per parameter, see Escapes
 	fields   *fieldOrigins                      // built on the first Via of a pointer field
+	lockers  map[*types.Var]*relLock            // Locker and Cond fields resolved (nil: unknown)
+	// funcStores: func values stored into fields, vars and containers,
+	// built on the first FuncsOf.
+	funcStores *funcStores
 }
 
 // New builds the index of a package's source functions. startsGoroutine

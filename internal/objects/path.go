@@ -23,6 +23,8 @@ import (
 //	               call result): meaningful only inside the function
 //	p0.a[p1].mu    an element: the index is a constant or the index value's path
 //	p0.m[k:p1].mu  a map entry, keyed the same way
+//	c:pkg.T.m[]    a lock known by its class only (one key's lock a helper
+//	               left held, see ClassPath): the same in every function
 //
 // Loads are transparent (c.state.mu is the same path whether state is a
 // value or a pointer field), so two reads of the same field name the same
@@ -247,6 +249,9 @@ func Rewrite(path string, args, bindings []string) (string, bool) {
 	if _, outer := Outer(path); outer {
 		return "", false // the creator's: see PathIn
 	}
+	if IsClassPath(path) {
+		return path, true
+	}
 	root, rest := RootOf(path)
 	var base string
 	if i := ParamIndex(root, "p"); i >= 0 {
@@ -334,6 +339,15 @@ func matching(s string, i int) int {
 	return -1
 }
 
+// ClassPath is the path of a lock known by its class only: one key's lock
+// of a per-key container that a helper left held or released for its
+// caller, which cannot name the key. Never rewritten across calls; the
+// engine may suffix it ("@" and a position) to tell acquisitions apart.
+func ClassPath(class string) string { return "c:" + class }
+
+// IsClassPath reports whether path is a ClassPath (suffixed or not).
+func IsClassPath(path string) bool { return strings.HasPrefix(path, "c:") }
+
 // GlobalPath is the path of a package var: never rewritten across calls.
 func GlobalPath(v *types.Var) string { return "g:" + lockop.ClassKey(v) }
 
@@ -386,7 +400,7 @@ func (x *Index) BindingPaths(mc *ssa.MakeClosure) []string {
 // creator holds, a closure's unlock of the creator's lock); an outer path
 // of the creator is not expressible ("v:outer").
 func IntoClosure(path string, binds, args []string) string {
-	if strings.HasPrefix(path, "g:") {
+	if strings.HasPrefix(path, "g:") || IsClassPath(path) {
 		return path
 	}
 	root, rest, ok := intoRoot(path, binds, args)

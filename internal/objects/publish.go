@@ -65,7 +65,9 @@ func (x *Index) Private(origin ssa.Value, at ssa.Instruction) bool {
 		return false
 	}
 	for _, pub := range x.publications(origin) {
-		if reachesAvoiding(pub, at, oi) {
+		// The publishing instruction itself sees the object shared: a
+		// call handing it over runs with it visible to others.
+		if pub == at || reachesAvoiding(pub, at, oi) {
 			return false
 		}
 	}

@@ -3,6 +3,7 @@ package objects
 import (
 	"go/token"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -267,4 +268,43 @@ func (x *Index) Resolve(fn *ssa.Function, v ssa.Value) (*ssa.Function, ssa.Value
 		fn, v = parent, b
 	}
 	return fn, v
+}
+
+// Through names the object at path rest (".c.mu") from v, a value of fn,
+// when v is an object fn created and the first field of rest was stored
+// exactly once, before at, with a value named outside fn: that value's
+// path with the rest of rest ("p0.mu" for (&API{c: c}).c.mu). ok is false
+// when rest does not go through such a field.
+func Through(fn *ssa.Function, v ssa.Value, rest string, at ssa.Instruction) (string, bool) {
+	obj, ok := Underlying(v).(*ssa.Alloc)
+	if !ok || IsCell(obj) || at == nil || !strings.HasPrefix(rest, ".") {
+		return "", false
+	}
+	name, tail := rest[1:], ""
+	if i := strings.IndexAny(name, ".["); i >= 0 {
+		name, tail = name[:i], name[i:]
+	}
+	var store *ssa.Store
+	for _, r := range *obj.Referrers() {
+		fa, ok := r.(*ssa.FieldAddr)
+		if !ok || fieldName(fa.X.Type(), fa.Field) != name {
+			continue
+		}
+		for _, rr := range *fa.Referrers() {
+			switch s := rr.(type) {
+			case *ssa.Store:
+				if s.Addr != fa || store != nil {
+					return "", false
+				}
+				store = s
+			case *ssa.UnOp, *ssa.DebugRef:
+			default:
+				return "", false
+			}
+		}
+	}
+	if store == nil || !before(store, at) || !named(store.Val) {
+		return "", false
+	}
+	return PathOf(fn, store.Val) + tail, true
 }

@@ -17,14 +17,15 @@ import (
 type Kind uint8
 
 const (
-	KindEntry     Kind = iota // a //confined:entry ROLE function: ROLE's goroutine
-	KindDeclared              // an exported or escaping function declared to run on ROLE
-	KindGo                    // a go statement whose target is not an entry
-	KindAsync                 // a function value passed to an asynchronous API
-	KindInterface             // a method implementing an asynchronous interface
-	KindCallback              // a //confined:callback function
-	KindAny                   // a //confined:any function: safe from any goroutine
-	KindUnknown               // exported or escaping, undeclared: callers unknown
+	KindEntry      Kind = iota // a //confined:entry ROLE function: ROLE's goroutine
+	KindDeclared               // an exported or escaping function declared to run on ROLE
+	KindGo                     // a go statement whose target is not an entry
+	KindAsync                  // a function value passed to an asynchronous API
+	KindInterface              // a method implementing an asynchronous interface
+	KindCallback               // a //confined:callback function
+	KindSerialized             // a //confined:serialized ROLE function: foreign, but runs as ROLE
+	KindAny                    // a //confined:any function: safe from any goroutine
+	KindUnknown                // exported or escaping, undeclared: callers unknown
 )
 
 // Root is where a context starts.
@@ -50,6 +51,8 @@ func (r *Root) Describe() string {
 	switch r.Kind {
 	case KindEntry, KindDeclared:
 		return r.Role + "'s goroutine"
+	case KindSerialized:
+		return "the goroutine running " + r.Via + " (serialized with " + r.Role + ")"
 	case KindGo:
 		return "the goroutine started by the go statement"
 	case KindAsync:
@@ -200,6 +203,13 @@ type builder struct {
 	table *Table
 	c     *Contexts
 	impls map[*types.Func][]*ssa.Function // cache of implementations
+	// uses memoises what functions do with the function values they
+	// are given (handoff.go).
+	uses map[ssa.Value]use
+	// declared holds the asynchronous APIs declared in code (this
+	// package's //confined:async and its imports' AsyncAPIs facts); nil
+	// until the first call passes a function value.
+	declared *Table
 }
 
 func (b *builder) addRoot(r *Root) {
@@ -218,6 +228,10 @@ func (b *builder) declaredRoot(fn *ssa.Function) {
 	name := program.FuncName(fn, b.p.Pass.Pkg)
 	if it, ok := d.Has(string(directive.Entry)); ok {
 		b.addRoot(&Root{Kind: KindEntry, Role: it.Role, Func: fn, Pos: fn.Pos(), Via: name})
+		return
+	}
+	if it, ok := d.Has(string(directive.Serialized)); ok {
+		b.addRoot(&Root{Kind: KindSerialized, Role: it.Role, Func: fn, Pos: fn.Pos(), Via: name})
 		return
 	}
 	if _, ok := d.Has(string(directive.Callback)); ok {
@@ -240,6 +254,23 @@ func (b *builder) declaredRoot(fn *ssa.Function) {
 		return
 	}
 	b.addRoot(&Root{Kind: KindUnknown, Func: fn, Pos: fn.Pos(), Via: name})
+}
+
+// RunsAs reports the role that a function declared d runs as whoever calls
+// it, and whichever goroutine that is: an entry of ROLE is the body of
+// ROLE's goroutine, so calling it (go x.run(), go func() { x.run() }(),
+// g.Go(func() error { return x.run() }), or a plain call at the end of a
+// goroutine's setup) starts ROLE on that goroutine; a serialized ROLE
+// function runs as ROLE by its declaration. Code below such a call is
+// ROLE's, never the caller's: the engines judge it on the function's own
+// root and do not charge it to the caller's context.
+func RunsAs(d *facts.Decl) (string, bool) {
+	for _, v := range []directive.Verb{directive.Entry, directive.Serialized} {
+		if it, ok := d.Has(string(v)); ok {
+			return it.Role, true
+		}
+	}
+	return "", false
 }
 
 // DeclaredRole is the role a declaration confines a function to: control,

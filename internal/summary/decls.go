@@ -2,6 +2,7 @@ package summary
 
 import (
 	"go/types"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -88,4 +89,22 @@ func lessItem(a, b facts.DeclItem) bool {
 		return a.Role < b.Role
 	}
 	return a.LockText < b.LockText
+}
+
+// exportAsync exports the package's //confined:async declarations, so that
+// its importers see the same asynchronous APIs.
+func exportAsync(pass *analysis.Pass, set *directive.Set) {
+	if len(set.Async) == 0 {
+		return
+	}
+	f := &facts.AsyncAPIs{}
+	for _, d := range set.Async {
+		f.APIs = append(f.APIs, facts.AsyncAPI{Func: d.Func.FullName(), Arg: d.Arg})
+	}
+	sort.Slice(f.APIs, func(i, j int) bool {
+		a, b := f.APIs[i], f.APIs[j]
+		return a.Func < b.Func || a.Func == b.Func && a.Arg < b.Arg
+	})
+	f.APIs = slices.Compact(f.APIs)
+	pass.ExportPackageFact(f)
 }

@@ -182,7 +182,7 @@ var _ = (*Control).received
 // goroutine starts.
 func (c *Control) handOffShapes(key string) {
 	go c.logNames(c.names) // want `c.names is confined to control but handed to the goroutine started by the go statement, where Control.logNames reads it: Control.logNames -> names\[0\]`
-	go drop(c.parts[key])  // want `c.parts\[key\] is confined to control but handed to the goroutine started by the go statement, where drop writes it: c.parts -> drop -> p.offsets`
+	go drop(c.parts[key])  // want `c.parts.key. is confined to control but handed to the goroutine started by the go statement, where drop writes it: c.parts -> drop -> p.offsets`
 	ps := c.parts[key]
 	c.pool.Submit(ps.reset) // want `ps is confined to control but handed to the goroutine started by Pool.Submit, where partState.reset writes it: c.parts -> partState.reset -> p.offsets`
 }

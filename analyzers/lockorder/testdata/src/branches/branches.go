@@ -94,3 +94,28 @@ func (c *Cache) Broken(k string) {
 }
 
 var _ = []any{(*Log).apply, (*Log).applyField, (*Log).mismatched, (*Log).trace}
+
+// Options holds optional settings: a pointer tested against nil and the
+// value it points to tested after, under one path. Silent, no crash.
+type Options struct {
+	mu      sync.Mutex
+	verbose *bool
+	name    *string
+}
+
+func (o *Options) Describe() string {
+	if o.verbose != nil {
+		o.mu.Lock()
+	}
+	s := ""
+	if o.verbose != nil && *o.verbose {
+		s = "verbose"
+	}
+	if o.name != nil && *o.name == "x" {
+		s += "x"
+	}
+	if o.verbose != nil {
+		o.mu.Unlock()
+	}
+	return s
+}

@@ -60,9 +60,10 @@ type Cache struct {
 func NewCache(n *Node) *Cache { return &Cache{backing: n.wal, owner: n} }
 
 // Sync: the node's log, then the node, which takes its log again: an
-// inversion with Apply on the same objects.
+// inversion with Apply on the same objects, and a self-deadlock when the
+// cache's node is the one whose log it holds.
 func (c *Cache) Sync() {
 	c.backing.mu.Lock()
 	defer c.backing.mu.Unlock()
-	c.owner.Apply("synced", "1") // want `lock order inversion: Node.mu then Store.mu in Node.Apply .* but Store.mu then Node.mu in Cache.Sync`
+	c.owner.Apply("synced", "1") // want `lock order inversion: Node.mu then Store.mu in Node.Apply .* but Store.mu then Node.mu in Cache.Sync` `Store.mu locked again by Node.Apply -> Store.Put .*, the same lock through Cache.backing, which the package copies from object to object .*: self-deadlock`
 }

@@ -11,6 +11,7 @@ type Server struct {
 
 	mu    sync.Mutex
 	conns []*Conn
+	subs  []*Subscriber
 }
 
 type Conn struct {
@@ -108,4 +109,35 @@ func (s *Server) refresh() *Conn {
 	return c
 }
 
-var _ = []any{(*Server).newConn, (*Server).accept, (*Server).newViaHelper, (*Server).refresh}
+// Subscriber registers itself while holding its own lock: the
+// registration takes the server's lock with the subscriber's held, and the
+// subscriber is visible to others from that call on.
+type Subscriber struct {
+	mu  sync.Mutex
+	srv *Server
+}
+
+func (s *Server) add(sub *Subscriber) {
+	s.mu.Lock()
+	s.subs = append(s.subs, sub)
+	s.mu.Unlock()
+}
+
+func (s *Server) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sub := range s.subs {
+		sub.mu.Lock()
+		sub.mu.Unlock()
+	}
+}
+
+func (s *Server) subscribe() *Subscriber {
+	sub := &Subscriber{srv: s}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	s.add(sub) // want `lock order inversion: Server.mu then Subscriber.mu in Server.notify .* but Subscriber.mu then Server.mu in Server.subscribe`
+	return sub
+}
+
+var _ = []any{(*Server).notify, (*Server).subscribe, (*Server).newConn, (*Server).accept, (*Server).newViaHelper, (*Server).refresh}
