@@ -1,6 +1,9 @@
 package locks
 
 import (
+	"go/token"
+	"slices"
+
 	"golang.org/x/tools/go/ssa"
 )
 
@@ -113,4 +116,27 @@ func (e *engine) funcNamed(name string) *ssa.Function {
 		}
 	}
 	return e.byName[name]
+}
+
+// noWriterDuringTest reports whether a recursive read lock at pos, in test
+// code, can never wait behind a writer: no goroutine the test starts
+// write-locks class (a test's own goroutine cannot write-lock it while it
+// holds the read lock without deadlocking by itself, a finding of its own).
+func (e *engine) noWriterDuringTest(fn *ssa.Function, class string, pos token.Pos) bool {
+	if class == "" || !e.inTest(pos) {
+		return false
+	}
+	for fn.Parent() != nil {
+		fn = fn.Parent()
+	}
+	for name := range e.startedByTest(e.funcName(fn)) {
+		f := e.funcNamed(name)
+		if f == nil {
+			continue
+		}
+		if info := e.infos[f]; info != nil && slices.ContainsFunc(info.takes, func(t take) bool { return t.Class == class && !t.Shared }) {
+			return false
+		}
+	}
+	return true
 }
