@@ -33,14 +33,20 @@ import (
 type chanOp struct {
 	Key  string
 	Send bool // send, close or Done: unblocks the other side
+	// Before: the lock classes taken on some path to the operation (loop
+	// back-edges included), comma-separated and sorted (State.took); an
+	// unblocker that never takes the blocked lock before it gets there
+	// cannot be stuck waiting for it.
+	Before string
 }
 
 func (f *funcInfo) addChan(op chanOp) {
 	if op.Key == "" {
 		return
 	}
-	for _, o := range f.chans {
-		if o == op {
+	for i, o := range f.chans {
+		if o.Key == op.Key && o.Send == op.Send {
+			f.chans[i].Before = joinClasses(o.Before, strings.Split(op.Before, ","))
 			return
 		}
 	}
@@ -54,15 +60,15 @@ func (f *funcInfo) addChan(op chanOp) {
 func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) {
 	switch x := instr.(type) {
 	case *ssa.Send:
-		return []chanOp{{w.e.chanKey(w.fn, x.Chan, 0), true}}, "channel send"
+		return []chanOp{{Key: w.e.chanKey(w.fn, x.Chan, 0), Send: true}}, "channel send"
 	case *ssa.UnOp:
 		if x.Op == token.ARROW {
-			return []chanOp{{w.e.chanKey(w.fn, x.X, 0), false}}, "channel receive"
+			return []chanOp{{Key: w.e.chanKey(w.fn, x.X, 0), Send: false}}, "channel receive"
 		}
 	case *ssa.Select:
 		bounded := false // a timer case: the select returns when it fires
 		for _, st := range x.States {
-			ops = append(ops, chanOp{w.e.chanKey(w.fn, st.Chan, 0), st.Dir == types.SendOnly})
+			ops = append(ops, chanOp{Key: w.e.chanKey(w.fn, st.Chan, 0), Send: st.Dir == types.SendOnly})
 			bounded = bounded || st.Dir == types.RecvOnly && timerChan(st.Chan)
 		}
 		if !x.Blocking || bounded {
@@ -71,9 +77,8 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 		return ops, "select"
 	case *ssa.Call:
 		return w.callOps(&x.Call)
-	case *ssa.Defer: // defer wg.Done(), defer close(ch): never block
-		ops, _ := w.callOps(&x.Call)
-		return ops, ""
+	case *ssa.Defer: // defer wg.Done(), defer close(ch): never block; recorded when run (runDefers)
+		return nil, ""
 	}
 	return nil, ""
 }
@@ -82,13 +87,13 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 // Cond.Wait, Signal and Broadcast (a Cond is a channel of wake-ups).
 func (w *walker) callOps(c *ssa.CallCommon) ([]chanOp, string) {
 	if b, ok := c.Value.(*ssa.Builtin); ok && b.Name() == "close" && len(c.Args) == 1 {
-		return []chanOp{{w.e.chanKey(w.fn, c.Args[0], 0), true}}, ""
+		return []chanOp{{Key: w.e.chanKey(w.fn, c.Args[0], 0), Send: true}}, ""
 	}
 	switch name, cond := lockop.CondMethod(c); name {
 	case "Wait":
-		return []chanOp{{w.e.chanKey(w.fn, cond, 0), false}}, condWait
+		return []chanOp{{Key: w.e.chanKey(w.fn, cond, 0), Send: false}}, condWait
 	case "Signal", "Broadcast":
-		return []chanOp{{w.e.chanKey(w.fn, cond, 0), true}}, ""
+		return []chanOp{{Key: w.e.chanKey(w.fn, cond, 0), Send: true}}, ""
 	}
 	callee := c.StaticCallee()
 	if callee == nil || callee.Signature.Recv() == nil || len(c.Args) == 0 || callee.Pkg == nil ||
@@ -97,9 +102,9 @@ func (w *walker) callOps(c *ssa.CallCommon) ([]chanOp, string) {
 	}
 	switch callee.Name() {
 	case "Wait":
-		return []chanOp{{w.e.chanKey(w.fn, c.Args[0], 0), false}}, "WaitGroup.Wait"
+		return []chanOp{{Key: w.e.chanKey(w.fn, c.Args[0], 0), Send: false}}, "WaitGroup.Wait"
 	case "Done":
-		return []chanOp{{w.e.chanKey(w.fn, c.Args[0], 0), true}}, ""
+		return []chanOp{{Key: w.e.chanKey(w.fn, c.Args[0], 0), Send: true}}, ""
 	}
 	return nil, ""
 }
@@ -112,6 +117,7 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 	}
 	ops, what := w.blockingOps(instr)
 	for _, op := range ops {
+		op.Before = joinClasses("", s.took)
 		w.info.addChan(op)
 	}
 	if what == "" {
@@ -249,7 +255,7 @@ func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool,
 		if info == nil || mine[r] || r.Func == fn || e.calledInMainOnly(r) {
 			continue
 		}
-		if hasOpposite(info.chans, ops) && !m.blocks(info.takes) {
+		if hasOpposite(info.chans, ops) && !m.blocks(info.takes) || hasOppositeFree(info.chans, ops, m.class) {
 			return nil
 		}
 	}
@@ -416,4 +422,33 @@ func (e *engine) buffered(key string) bool {
 		}
 	}
 	return e.chanCaps[key]
+}
+
+// hasOppositeFree reports whether have holds the opposite of one of ops
+// reached without taking class first (chanOp.Before): that unblocker
+// does not wait for the lock before it unblocks.
+func hasOppositeFree(have, ops []chanOp, class string) bool {
+	for _, op := range ops {
+		for _, h := range have {
+			if h.Key == op.Key && h.Send != op.Send && !slices.Contains(strings.Split(h.Before, ","), class) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// joinClasses adds the sorted classes more to the set before.
+func joinClasses(before string, more []string) string {
+	var set []string
+	if before != "" {
+		set = strings.Split(before, ",")
+	}
+	for _, c := range more {
+		if c != "" && !slices.Contains(set, c) {
+			set = append(set, c)
+		}
+	}
+	slices.Sort(set)
+	return strings.Join(set, ",")
 }

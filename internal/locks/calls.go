@@ -314,12 +314,16 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		if w.final {
 			w.callTakes(&t, sum, pos, s)
 			for _, op := range sum.chans {
+				op.Before = joinClasses(op.Before, s.took)
 				w.info.addChan(op)
 			}
 			w.callBlocks(&t, sum, pos, s)
 		}
 		if !t.exact {
 			s = w.mayRelease(&t, sum, s)
+		}
+		for _, tk := range sum.takes {
+			s = s.taking(tk.Class)
 		}
 		if !t.exact || t.cond > 0 {
 			continue

@@ -80,6 +80,21 @@ type State struct {
 	outer    bool
 	outerRel []string // which caller's locks: their paths, sorted
 	facts    []fact   // condition values the branches taken say (cond.go), sorted by key
+	// took: lock classes taken on some path so far (if released since),
+	// loop back-edges included, sorted: a channel operation after one may
+	// wait for it first (chanOp.Before).
+	took []string
+}
+
+// taking records that class was taken on the way here.
+func (s State) taking(class string) State {
+	if class == "" {
+		return s
+	}
+	if i, found := slices.BinarySearch(s.took, class); !found {
+		s.took = slices.Insert(slices.Clone(s.took), i, class)
+	}
+	return s
 }
 
 func (s State) find(path string) (Hold, bool) {
@@ -202,6 +217,7 @@ func join2(a, b State, aBack, bBack bool) State {
 		}
 	}
 	out.defers = joinDefers(a.defers, b.defers)
+	out.took = union(a.took, b.took)
 	for _, f := range a.facts {
 		if v, ok := b.known(f.key); ok && sameConst(v, f.val) {
 			out.facts = append(out.facts, f)
@@ -289,7 +305,8 @@ func joinDefers(a, b []deferred) []deferred {
 
 func (s State) equal(t State) bool {
 	return slices.Equal(s.holds, t.holds) && slices.Equal(s.released, t.released) &&
-		slices.Equal(s.defers, t.defers) && s.outer == t.outer && slices.Equal(s.facts, t.facts) && slices.Equal(s.outerRel, t.outerRel)
+		slices.Equal(s.defers, t.defers) && s.outer == t.outer && slices.Equal(s.facts, t.facts) && slices.Equal(s.outerRel, t.outerRel) &&
+		slices.Equal(s.took, t.took)
 }
 
 func remove(xs []string, x string) []string {

@@ -112,6 +112,7 @@ func (w *walker) acquire(h Hold, s State) State {
 	if w.final {
 		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), test: w.e.inTest(h.Pos), Sub: h.Sub})
 	}
+	s = s.taking(h.Class)
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++
 		return s.with(old)
@@ -229,6 +230,15 @@ func (w *walker) runDefers(pos token.Pos, s State) State {
 		w.blk = d.at.Block()
 		w.maybeDefer = d.maybe
 		call := d.at.Common()
+		if w.final {
+			// defer wg.Done(), defer close(ch): done at exit, after
+			// whatever the function took on the way.
+			ops, _ := w.callOps(call)
+			for _, op := range ops {
+				op.Before = joinClasses("", s.took)
+				w.info.addChan(op)
+			}
+		}
 		if op, lv := w.e.classify(call); op != lockop.None {
 			s = w.lockOp(op, lv, d.at.Pos(), s)
 		} else {
