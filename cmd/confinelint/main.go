@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/analysis/unitchecker"
 
 	"github.com/confinelint/confinelint/analyzers/confined"
 	"github.com/confinelint/confinelint/analyzers/lockorder"
@@ -33,7 +32,7 @@ func main() {
 		os.Exit(1)
 	}
 	if vetMode(args) {
-		unitchecker.Main(analyzers...)
+		vetTool(args)
 		return
 	}
 	os.Exit(standalone(args))
