@@ -20,8 +20,8 @@ type progress struct {
 	w       io.Writer
 	start   time.Time
 	mu      sync.Mutex
-	units   int // units go vet has reported
-	total   int // units go vet will run, 0 until known
+	units   int    // units go vet has reported
+	total   int    // units go vet will run, 0 until known
 	drawn   string // the line on screen
 	stop    chan struct{}
 	stopped sync.WaitGroup
