@@ -35,7 +35,7 @@ func TestProgressTotal(t *testing.T) {
 			t.Fatalf("go vet: %v", err)
 		}
 		units := 0
-		decodeUnits(bytes.NewReader(out), nil, func() { units++ })
+		decodeUnits(bytes.NewReader(out), func() { units++ })
 		want := strings.Count(string(out), "\n}\n")
 		if got := countUnits(&options{tests: mode == modeTests}, []string{"./..."}); got != units || units != want || units < 10 {
 			t.Errorf("-%s=%s: progress expects %d units, the stream has %d (%d objects)", standaloneFlag, mode, got, units, want)

@@ -67,12 +67,25 @@ func (u unitKey) variant(root string) string {
 // analyzeWithVet is analyze's default path: go vet for every package that
 // builds, the in-process driver for the others.
 func analyzeWithVet(o *options, patterns []string, stderr io.Writer) ([]finding, []error, int, bool) {
-	roots, err := goList(o, patterns)
-	if err != nil {
+	// go vet runs while go list lists the requested packages: on a rerun
+	// the time goes to the go command loading packages, once each.
+	type listing struct {
+		roots []*listedPackage
+		err   error
+	}
+	listed := make(chan listing, 1)
+	go func() {
+		roots, err := goList(o, patterns)
+		listed <- listing{roots, err}
+	}()
+	vet := runVet(o, patterns, stderr)
+	l := <-listed
+	if l.err != nil {
 		// go list itself failed (no module, bad flags): the in-process
 		// driver reports it exactly as it always has.
 		return analyzeInProcess(o, patterns, stderr)
 	}
+	roots := l.roots
 	var good, broken []*listedPackage
 	for _, p := range roots {
 		if p.Error != nil || len(p.DepsErrors) > 0 {
@@ -81,37 +94,33 @@ func analyzeWithVet(o *options, patterns []string, stderr io.Writer) ([]finding,
 			good = append(good, p)
 		}
 	}
+	if len(broken) > 0 && len(good) > 0 && vet.err != nil {
+		// go vet refuses to run at all when a package does not load.
+		vet = runVet(o, importPaths(good), stderr)
+	}
 	var findings []finding
 	var errs []error
 	status := exitClean
-	if len(good) > 0 {
-		vetPatterns := patterns
-		if len(broken) > 0 {
-			// go vet refuses to run at all when a package does not load.
-			vetPatterns = importPaths(good)
+	var failed []*listedPackage
+	edits := newEditedFiles()
+	for _, p := range good {
+		if !hasAll(vet.units, p.units(o.tests)) {
+			failed = append(failed, p)
+			continue
 		}
-		units, vetStderr, vetErr := runVet(o, vetPatterns, good, stderr)
-		var failed []*listedPackage
-		edits := newEditedFiles()
-		for _, p := range good {
-			if !hasAll(units, p.units(o.tests)) {
-				failed = append(failed, p)
-				continue
-			}
-			for _, k := range p.units(o.tests) {
-				fs, es := units[k].findings(o, k.variant(p.ImportPath), edits)
-				findings = append(findings, fs...)
-				errs = append(errs, es...)
-			}
+		for _, k := range p.units(o.tests) {
+			fs, es := vet.units[k].findings(o, k.variant(p.ImportPath), edits)
+			findings = append(findings, fs...)
+			errs = append(errs, es...)
 		}
-		if vetErr != nil && len(failed) == 0 {
-			// go vet failed, yet every requested unit was reported: say
-			// what go vet said.
-			fmt.Fprintf(stderr, "confinelint: go vet: %v\n%s", vetErr, vetStderr)
-			status = exitError
-		}
-		broken = append(broken, failed...)
 	}
+	if vet.err != nil && len(good) > 0 && len(failed) == 0 {
+		// go vet failed, yet every requested unit was reported: say
+		// what go vet said.
+		fmt.Fprintf(stderr, "confinelint: go vet: %v\n%s", vet.err, vet.stderr)
+		status = exitError
+	}
+	broken = append(broken, failed...)
 	if len(broken) > 0 {
 		// In go list's order, which is the order in which the in-process
 		// driver prints load errors.
@@ -184,12 +193,19 @@ func (o *options) buildFlags() []string {
 	return []string{"-tags=" + o.tags}
 }
 
-// runVet runs go vet with this binary as the tool and returns the units
-// of the requested packages, go vet's stderr, and its failure if any.
-func runVet(o *options, patterns []string, roots []*listedPackage, stderr io.Writer) (map[unitKey]*vetUnit, []byte, error) {
+// vetRun is what a go vet run gave: the units of its stream (less the
+// recompiled ones), its stderr, and its failure if any.
+type vetRun struct {
+	units  map[unitKey]*vetUnit
+	stderr []byte
+	err    error
+}
+
+// runVet runs go vet with this binary as the tool over patterns.
+func runVet(o *options, patterns []string, stderr io.Writer) vetRun {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, nil, err
+		return vetRun{err: err}
 	}
 	mode := modeTests
 	if !o.tests {
@@ -203,25 +219,19 @@ func runVet(o *options, patterns []string, roots []*listedPackage, stderr io.Wri
 	cmd.Stderr = &vetStderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, err
-	}
-	wanted := map[string]bool{}
-	for _, p := range roots {
-		for _, k := range p.units(o.tests) {
-			wanted[k.id] = true
-		}
+		return vetRun{err: err}
 	}
 	prog := newProgress(stderr, o, patterns)
 	defer prog.done()
 	if err := cmd.Start(); err != nil {
-		return nil, nil, err
+		return vetRun{err: err}
 	}
-	units, decodeErr := decodeUnits(stdout, wanted, prog.unit)
+	units, decodeErr := decodeUnits(stdout, prog.unit)
 	if decodeErr != nil {
 		io.Copy(io.Discard, stdout) // let go vet finish
 	}
 	err = cmd.Wait()
-	return units, vetStderr.Bytes(), errors.Join(err, decodeErr)
+	return vetRun{units, vetStderr.Bytes(), errors.Join(err, decodeErr)}
 }
 
 // vetUnit is one unit's part of the stream: per analyzer, its diagnostics
@@ -247,8 +257,9 @@ type vetFix struct {
 }
 
 // decodeUnits reads go vet's stdout, one JSON object per unit ({"path":
-// {"analyzer": ...}}), and keeps the units whose path is wanted.
-func decodeUnits(r io.Reader, wanted map[string]bool, seen func()) (map[unitKey]*vetUnit, error) {
+// {"analyzer": ...}}), and keeps the units that are not recompiled
+// dependencies.
+func decodeUnits(r io.Reader, seen func()) (map[unitKey]*vetUnit, error) {
 	units := map[unitKey]*vetUnit{}
 	dec := json.NewDecoder(r)
 	for {
@@ -260,9 +271,6 @@ func decodeUnits(r io.Reader, wanted map[string]bool, seen func()) (map[unitKey]
 		}
 		for id, u := range obj {
 			seen()
-			if !wanted[id] {
-				continue
-			}
 			var marks []vetDiagnostic
 			if err := json.Unmarshal(u[unitAnalyzer.Name], &marks); err != nil || len(marks) != 1 {
 				return units, fmt.Errorf("go vet's output for %s lacks the unit kind", id)
