@@ -67,7 +67,7 @@ RESULTS=$WORK/results.jsonl
 phase "build tools into $WORK/bin"
 for i in $(seq 0 "$BUILD_RETRIES"); do
 	if (cd "$ROOT" && go build -o "$WORK/bin/confinelint" ./cmd/confinelint) &&
-		(cd "$BENCH" && go build -o "$WORK/bin/" ./floor ./warm ./measure ./profile ./vetprof); then
+		(cd "$BENCH" && go build -o "$WORK/bin/" ./floor ./warm ./measure ./profile ./vetprof ./dropdriver); then
 		break
 	fi
 	if [[ $i == "$BUILD_RETRIES" ]]; then
@@ -213,18 +213,22 @@ fi
 #                    no cache: one run of it is the baseline);
 #   sa-leaf          after a comment appended to raft/v3/rafttest;
 #   std              all of std, once each (STD=1).
+# dropdriver, the other design issue 16 measured (one process, each
+# package's syntax and SSA dropped once its facts are exported; no cache),
+# runs beside them cold and over std.
 drv() { # drv TOOL: the command prefix for a driver
 	case $1 in
 	inprocess) echo env CONFINELINT_DRIVER=inprocess "$WORK/bin/confinelint" ;;
 	standalone) echo "$WORK/bin/confinelint" ;;
+	dropdriver) echo "$WORK/bin/dropdriver" ;;
 	esac
 }
 if [[ $STANDALONE == 1 ]]; then
-	phase "standalone: $REPEAT rounds x inprocess standalone"
-	STOOLS=(inprocess standalone)
+	STOOLS=(inprocess standalone dropdriver)
+	phase "standalone: $REPEAT rounds x ${STOOLS[*]}"
 	for r in $(seq 1 "$REPEAT"); do
-		for k in 0 1; do
-			tool=${STOOLS[$(((k + r - 1) % 2))]}
+		for k in 0 1 2; do
+			tool=${STOOLS[$(((k + r - 1) % 3))]}
 			fresh "$WORK/gocache"
 			"$MEASURE" quiet -max "$QUIET_WAIT"
 			GOCACHE=$WORK/gocache "$MEASURE" run -out "$RESULTS" -label standalone-cold -tool "$tool" -round "$r" \
@@ -265,7 +269,7 @@ if [[ $STANDALONE == 1 ]]; then
 	avail=$(awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo)
 	if [[ $STD == 1 ]]; then
 		phase "standalone over std"
-		for tool in standalone inprocess; do
+		for tool in standalone dropdriver inprocess; do
 			if [[ $tool == inprocess && $avail -lt $STD_MIN_GB ]]; then
 				echo "  skipping the in-process driver over std: ${avail} GB available, it needs ~13 (STD_MIN_GB=$STD_MIN_GB)" >&2
 				continue

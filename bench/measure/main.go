@@ -408,7 +408,7 @@ func summaryCmd(args []string) int {
 	pairs := []struct {
 		tool  string
 		bases []string
-	}{{"confinelint", []string{"vet", "floor"}}, {"standalone", []string{"inprocess"}}}
+	}{{"confinelint", []string{"vet", "floor"}}, {"standalone", []string{"inprocess"}}, {"dropdriver", []string{"inprocess"}}}
 	for _, l := range ls {
 		for _, pair := range pairs {
 			c, okc := med[[2]string{l, pair.tool}]
