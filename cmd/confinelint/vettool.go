@@ -166,7 +166,7 @@ func runUnit(pass *analysis.Pass) (any, error) {
 		pass.ExportPackageFact(&testBuild{WithTests: true})
 	}
 	if len(pass.Files) > 0 {
-		pass.Report(analysis.Diagnostic{Pos: pass.Files[0].Package, Category: "unit", Message: kind})
+		pass.Report(analysis.Diagnostic{Pos: pass.Files[0].Package, Message: kind})
 	}
 	return nil, nil
 }
