@@ -6,6 +6,8 @@
 #
 # Environment:
 #   REPEAT=N        cold runs per tool (default 3, QUICK: 1)
+#   REPEAT_COLD=N   cold runs per tool only (default REPEAT); reruns still
+#                   take REPEAT rounds
 #   QUICK=1         smaller package set, one repetition, no profile
 #   MICRO=0         skip the testing.B micro-benchmarks
 #   PROFILE=0       skip the CPU/heap profiles (corpus in process; PROFPKG as vet runs it)
@@ -16,6 +18,8 @@
 #   STD=0           skip the standalone runs over all of std (the in-process
 #                   driver needs ~13 GB there: it runs only if the machine
 #                   has STD_MIN_GB, default 16, available)
+#   STD_TOOLS=LIST  the drivers run over std (default
+#                   "standalone dropdriver inprocess")
 #   BENCH_WORK=DIR  scratch directory (default /tmp/confinelint-bench; it must
 #                   stay the same between runs for the build-cache seed to hit)
 #   BENCH_CACHE=DIR build-only GOCACHE kept between runs (default
@@ -225,8 +229,8 @@ drv() { # drv TOOL: the command prefix for a driver
 }
 if [[ $STANDALONE == 1 ]]; then
 	STOOLS=(inprocess standalone dropdriver)
-	phase "standalone: $REPEAT rounds x ${STOOLS[*]}"
-	for r in $(seq 1 "$REPEAT"); do
+	phase "standalone: ${REPEAT_COLD:-$REPEAT} rounds x ${STOOLS[*]}"
+	for r in $(seq 1 "${REPEAT_COLD:-$REPEAT}"); do
 		for k in 0 1 2; do
 			tool=${STOOLS[$(((k + r - 1) % 3))]}
 			fresh "$WORK/gocache"
@@ -269,7 +273,7 @@ if [[ $STANDALONE == 1 ]]; then
 	avail=$(awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo)
 	if [[ $STD == 1 ]]; then
 		phase "standalone over std"
-		for tool in standalone dropdriver inprocess; do
+		for tool in ${STD_TOOLS:-standalone dropdriver inprocess}; do
 			if [[ $tool == inprocess && $avail -lt $STD_MIN_GB ]]; then
 				echo "  skipping the in-process driver over std: ${avail} GB available, it needs ~13 (STD_MIN_GB=$STD_MIN_GB)" >&2
 				continue

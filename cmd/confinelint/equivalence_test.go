@@ -53,6 +53,8 @@ func TestDriversAgree(t *testing.T) {
 	if out, code := sameAsInProcess(t, examples, "-f", "json", "./..."); code != exitFindings || !strings.Contains(out, `"related"`) {
 		t.Errorf("examples: exit %d, output %q: the comparison proves nothing", code, out)
 	}
+	sameAsInProcess(t, examples, "-f", "text", "-test=false", "./consumer", "./broker")
+	sameAsInProcess(t, examples, "-f", "sarif", "./...")
 
 	multi := multiModule(t)
 	async := "-confined.async=example.com/multi/pool.(*Pool).Run:arg0"
