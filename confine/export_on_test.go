@@ -16,4 +16,5 @@ func resetLockGraph() {
 	lockGraph.mu.Lock()
 	defer lockGraph.mu.Unlock()
 	lockGraph.classes = nil
+	lockGraph.sites = nil
 }

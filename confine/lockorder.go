@@ -28,9 +28,17 @@ const heldBuckets = 64
 
 var lockGraph struct {
 	mu      sync.Mutex
-	classes []*lockClass            // interned by name
+	classes []*lockClass            // named classes (NewMutex), interned by name
 	held    [heldBuckets][]heldLock // locks held now, by goroutine id % heldBuckets
 	search  uint64                  // generation mark for path searches
+	// sites counts the unnamed classes first locked at each call site, to
+	// number them in messages.
+	sites []siteCount
+}
+
+type siteCount struct {
+	site string
+	n    int
 }
 
 type lockClass struct {
@@ -53,7 +61,7 @@ type heldLock struct {
 
 // lockState is the lock-order bookkeeping of one Mutex or RWMutex.
 type lockState struct {
-	class *lockClass // set by NewMutex, or from the first Lock's call site
+	class *lockClass // set by NewMutex, or on the first Lock: a class of its own
 }
 
 func (s *lockState) setClass(name string) {
@@ -178,15 +186,37 @@ func removeHeld(bucket *[]heldLock, goroutine uint64, s *lockState) bool {
 	return false
 }
 
-// classOrCallSite returns s's class, naming it after the caller of the
-// first Lock when no class was given.
+// classOrCallSite returns s's class. A lock given no class name is a class
+// of its own, named after the caller of its first Lock: two zero-value
+// locks are two classes even when first locked on the same line (one
+// helper locking every mutex), so an inversion between them is seen. The
+// second and later classes first locked at one site are numbered ("#2").
 //
 //go:norace
 func (s *lockState) classOrCallSite() *lockClass {
 	if s.class == nil {
-		s.class = internClass(callSite())
+		name := callSite()
+		if n := countSite(name); n > 1 {
+			name += " #" + strconv.Itoa(n)
+		}
+		s.class = &lockClass{name: name}
 	}
 	return s.class
+}
+
+// countSite counts one more unnamed class first locked at site and returns
+// the count.
+//
+//go:norace
+func countSite(site string) int {
+	for i := range lockGraph.sites {
+		if lockGraph.sites[i].site == site {
+			lockGraph.sites[i].n++
+			return lockGraph.sites[i].n
+		}
+	}
+	lockGraph.sites = append(lockGraph.sites, siteCount{site: site, n: 1})
+	return 1
 }
 
 //go:norace

@@ -143,6 +143,20 @@ func TestZeroValueMutexClassIsFirstLockSite(t *testing.T) {
 	}
 }
 
+// TestZeroValueMutexesFirstLockedOnOneLine: a helper that locks every
+// mutex is the first Lock site of both; they are still two classes, and
+// their inversion is found.
+func TestZeroValueMutexesFirstLockedOnOneLine(t *testing.T) {
+	r := lockOrderTest(t)
+	var a, b confine.Mutex
+	onNewGoroutine(func() { lockInOrder(&a, &b) })
+	onNewGoroutine(func() { lockInOrder(&b, &a) })
+	v := r.expectOne(t, confine.LockOrderInversion)
+	if v.Class == v.Cycle[0].Held || !strings.Contains(v.Class+v.Cycle[0].Held, " #2") {
+		t.Errorf("classes %q and %q: want two, the second numbered", v.Class, v.Cycle[0].Held)
+	}
+}
+
 //go:noinline
 func firstLockOfA(m *confine.Mutex) {
 	m.Lock()

@@ -5,8 +5,8 @@ package confine
 import "sync"
 
 // A Mutex is a sync.Mutex whose lock order is validated in this build; see
-// the package documentation. The zero value is an unlocked mutex whose class
-// is named after the call site of its first Lock.
+// the package documentation. The zero value is an unlocked mutex of a class
+// of its own, named after the call site of its first Lock.
 //
 // A Mutex must not be copied after first use.
 type Mutex struct {
@@ -49,7 +49,8 @@ func (m *Mutex) Unlock() {
 // An RWMutex is a sync.RWMutex whose lock order is validated in this build.
 // Read and write locks order alike: a reader can block behind a waiting
 // writer, so a read-lock inversion can deadlock too. The zero value is an
-// unlocked mutex whose class is named after the call site of its first lock.
+// unlocked mutex of a class of its own, named after the call site of its
+// first lock.
 //
 // An RWMutex must not be copied after first use.
 type RWMutex struct {

@@ -25,6 +25,13 @@ func (o *Owner) Bind() {}
 func (o *Owner) Release() {}
 
 // Assert reports a WrongGoroutine violation unless the calling goroutine is
-// the one o is bound to; an unbound Owner passes. It does nothing in this
-// build.
+// the one o is bound to (or lent to); an unbound Owner passes. It does
+// nothing in this build.
 func (o *Owner) Assert() {}
+
+// Lend lends o, until Reclaim, to the goroutine that next asserts it (a
+// callback serialized with o's goroutine). It does nothing in this build.
+func (o *Owner) Lend() {}
+
+// Reclaim ends a loan started by Lend. It does nothing in this build.
+func (o *Owner) Reclaim() {}

@@ -48,6 +48,7 @@ func TestAssertOnOtherGoroutineNamesBoth(t *testing.T) {
 		fmt.Sprintf("goroutine %d", v.Owner),
 		fmt.Sprintf("goroutine %d", v.Goroutine),
 		"confinedMethod", // the function that asserted
+		"bound in github.com/confinelint/confinelint/confine_test.TestAssertOnOtherGoroutineNamesBoth at owner_test.go:", // who owns it
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q does not mention %q", msg, want)

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
@@ -55,6 +56,13 @@ type Violation struct {
 	// PC is a return address into the function that made the call, for
 	// runtime.CallersFrames; 0 if unknown.
 	PC uintptr
+	// BoundAt is a return address into the function that bound the Owner
+	// (WrongGoroutine, DoubleBind): who owns the state; 0 if unknown.
+	BoundAt uintptr
+	// Lent is set when the Owner was lent (between Lend and Reclaim), and
+	// Borrower is the goroutine it was lent to, 0 if none has asserted yet.
+	Lent     bool
+	Borrower uint64
 	// Class is the lock class being acquired (LockOrderInversion,
 	// RecursiveLock).
 	Class string
@@ -81,11 +89,17 @@ func (v Violation) Error() string {
 	}
 	switch v.Kind {
 	case WrongGoroutine:
-		fmt.Fprintf(&b, "%s on goroutine %d, but the owner is bound to goroutine %d",
-			v.Op, v.Goroutine, v.Owner)
+		fmt.Fprintf(&b, "%s on goroutine %d, but the owner is bound to goroutine %d", v.Op, v.Goroutine, v.Owner)
+		writeBoundAt(&b, v.BoundAt)
+		switch {
+		case v.Lent && v.Goroutine == v.Owner:
+			b.WriteString(", which has lent it (Lend without Reclaim): the borrower may be running")
+		case v.Lent && v.Borrower != 0:
+			fmt.Fprintf(&b, " and lent to goroutine %d", v.Borrower)
+		}
 	case DoubleBind:
-		fmt.Fprintf(&b, "%s on goroutine %d, but the owner is still bound to running goroutine %d",
-			v.Op, v.Goroutine, v.Owner)
+		fmt.Fprintf(&b, "%s on goroutine %d, but the owner is still bound to running goroutine %d", v.Op, v.Goroutine, v.Owner)
+		writeBoundAt(&b, v.BoundAt)
 	case RecursiveLock:
 		fmt.Fprintf(&b, "%s of lock class %q on goroutine %d, which already holds it (self-deadlock)",
 			v.Op, v.Class, v.Goroutine)
@@ -125,6 +139,19 @@ func writeInversion(b *strings.Builder, v Violation) {
 			}
 		}
 	}
+}
+
+// writeBoundAt names where the owner was bound: " (bound in pkg.(*T).run
+// at file.go:42)".
+func writeBoundAt(b *strings.Builder, pc uintptr) {
+	if pc == 0 {
+		return
+	}
+	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	if f.Function == "" {
+		return
+	}
+	fmt.Fprintf(b, " (bound in %s at %s:%d)", f.Function, filepath.Base(f.File), f.Line)
 }
 
 func quoteAll(names []string) []string {

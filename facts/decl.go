@@ -18,7 +18,8 @@ type DeclItem struct {
 	Role string // for role verbs
 	// Lock is the lock argument relative to the declaration: "recv.mu",
 	// "param1.mu" (parameter index), "field.mu" (same struct), or
-	// "global" for a package var; LockClass identifies the lock class
+	// "global" for a package var, "g:KEY.f.mu" for a field path from
+	// a package var (KEY its lockop.ClassKey); LockClass identifies the lock class
 	// (see lockop.ClassKey) and LockText is the path as written.
 	Lock, LockClass, LockText string
 	Param                     int // spawns: parameter index

@@ -21,5 +21,6 @@ func All() []analysis.Fact {
 		new(LockSummary),
 		new(LockEdges),
 		new(CommitObligation),
+		new(AsyncAPIs),
 	}
 }

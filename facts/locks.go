@@ -14,16 +14,22 @@ type LockSummary struct {
 	// with where, so a caller holding L records the edge L -> class.
 	Takes []Take
 	// Effects is the net effect on the caller's locks, with classes, in
-	// the order acquires then releases, each sorted by Path.
+	// the order acquires, releases, try-acquires, each sorted by Path.
 	Effects []Effect
 }
 
 // Effect is one lock a function leaves held (Release false) or releases.
+// With Try, it is left held exactly when the function reports success:
+// result Result is nil (Nil) or not nil (a try-acquire, as bbolt's
+// beginTx returning the transaction that holds the lock).
 type Effect struct {
 	Path    string // "recv.mu", "param1.mu" or "g:pkgpath.var"
 	Class   string // lock class key
 	Shared  bool
 	Release bool
+	Try     bool
+	Result  int
+	Nil     bool
 }
 
 // Take is one lock class acquired inside a function.
@@ -41,6 +47,10 @@ type Take struct {
 	// every function called down to it), the only takes a caller's double
 	// lock is reported for.
 	Cond int
+	// Loose: reached through a call that may not run the function it was
+	// summarised from (one of an interface's implementations, a function
+	// stored in a func-typed field): never a certain take.
+	Loose bool
 	// Sub is the value field holding the lock's struct ("pkg.Conn.in"
 	// for c.in.mu), "" when unknown: locks of one class under different
 	// value fields are different locks (see Edge.FromSub).
@@ -83,6 +93,10 @@ type Edge struct {
 	FromSub, ToSub string
 	// Witness describes where: "pkg.Func: a.go:10 holds From, a.go:12 takes To".
 	Witness string
+	// Test: witnessed in a _test.go file. Must: To is taken for sure once
+	// the witness gets there (the evidence a cycle of three or more locks
+	// needs to be reported).
+	Test, Must bool
 }
 
 func (*LockEdges) AFact() {}

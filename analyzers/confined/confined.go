@@ -37,6 +37,14 @@ func flags() (fs flag.FlagSet) {
 }
 
 func run(pass *analysis.Pass) (any, error) {
+	if roots.Default.HasUserEntries() {
+		// A -confined.async entry that names nothing fails the run. Under
+		// go vet each package sees only its imports, so each judges the
+		// entries whose package it can see.
+		if err := roots.Default.Check(directive.VisiblePackages(pass.Pkg), true); err != nil {
+			return nil, err
+		}
+	}
 	res := pass.ResultOf[summary.Analyzer].(*summary.Result)
 	r := diag.NewReporter(pass, directive.Confined, res.Directives())
 	r.ReportProblems(res.Directives())

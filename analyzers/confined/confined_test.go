@@ -1,6 +1,12 @@
 package confined_test
 
 import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -23,14 +29,18 @@ func TestDeclareAssert(t *testing.T)              { run(t, "declareassert") }
 func TestReadsAndWrites(t *testing.T)             { run(t, "readwrite") }
 func TestAnyFunctions(t *testing.T)               { run(t, "anyfunc") }
 func TestIgnore(t *testing.T)                     { run(t, "ignore") }
+func TestCheckLocksIgnore(t *testing.T)           { run(t, "checklocksignore") }
 func TestNoAnnotations(t *testing.T)              { run(t, "plain") }
 func TestOtherRoleAndRecv(t *testing.T)           { run(t, "roles") }
 func TestRoleCalls(t *testing.T)                  { run(t, "calls") }
 func TestCommitCallLeftToRevokepath(t *testing.T) { run(t, "commitcall") }
+func TestSerialized(t *testing.T)                 { run(t, "serialized") }
+func TestAsyncDirective(t *testing.T)             { run(t, "asyncdecl/app", "asyncdecl/user") }
+func TestHandoffHelpers(t *testing.T)             { run(t, "handoffhelper") }
 
-func TestAPIBoundaryFix(t *testing.T) {
+func TestSuggestedFixes(t *testing.T) {
 	t.Parallel()
-	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), confined.Analyzer, "apiboundary")
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), confined.Analyzer, "apiboundary", "runtimefix", "directivefix")
 }
 
 // TestAsyncFlag checks that -confined.async makes a user API's function
@@ -44,7 +54,34 @@ func TestAsyncFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	analysistest.Run(t, analysistest.TestData(), confined.Analyzer, "asyncflag")
+
+	// Entries that match nothing fail the run, naming the closest match;
+	// the value receiver form and the star-less method form are one API.
+	for spec, want := range map[string]string{
+		"asyncflag.(*Pool).Rnu:arg0": "-confined.async=asyncflag.(*Pool).Rnu:arg0: package asyncflag has no method Pool.Rnu; did you mean asyncflag.(*Pool).Run?",
+		"asyncflag.Pool.Run:arg1":    "-confined.async=asyncflag.Pool.Run:arg1: asyncflag.(*Pool).Run takes 1 arguments (arg0 func()), so it has no arg1",
+	} {
+		roots.Default = roots.NewTable()
+		if err := confined.Analyzer.Flags.Set("async", spec); err != nil {
+			t.Fatal(err)
+		}
+		var rec recordingT
+		analysistest.Run(&rec, analysistest.TestData(), confined.Analyzer, "asyncflag")
+		if !strings.Contains(rec.String(), want) {
+			t.Errorf("-confined.async=%s: want an error containing %q, got:\n%s", spec, want, rec.String())
+		}
+	}
+	roots.Default = roots.NewTable()
+	if err := confined.Analyzer.Flags.Set("async", "asyncflag.Pool.Run:arg0"); err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, analysistest.TestData(), confined.Analyzer, "asyncflag")
 }
+
+// recordingT collects what analysistest reports instead of failing.
+type recordingT struct{ strings.Builder }
+
+func (r *recordingT) Errorf(format string, args ...any) { fmt.Fprintf(r, format+"\n", args...) }
 
 func run(t *testing.T, pkgs ...string) {
 	t.Helper()
@@ -67,3 +104,17 @@ func TestFeatureGenerated(t *testing.T) { run(t, "features_generated") }
 func TestFeatureTests(t *testing.T)     { run(t, "features_tests") }
 func TestFeatureCgo(t *testing.T)       { run(t, "features_cgo") }
 func TestFeatureSuppress(t *testing.T)  { run(t, "features_suppress") }
+
+// TestFixedFilesAreGofmtClean: applying the suggested fixes leaves gofmt'd
+// code gofmt'd (the blank // before a directive, bodies spread over lines).
+func TestFixedFilesAreGofmtClean(t *testing.T) {
+	for _, name := range []string{"apiboundary/apiboundary.go.golden", "runtimefix/runtimefix.go.golden"} {
+		src, err := os.ReadFile(filepath.Join(analysistest.TestData(), "src", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+			t.Errorf("%s is not gofmt-clean (err %v):\n%s", name, err, formatted)
+		}
+	}
+}

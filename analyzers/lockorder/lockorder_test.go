@@ -14,11 +14,23 @@ import (
 var scenarios = []string{
 	"inversion", "interfunc", "doublelock", "leak", "unlock", "deferlock", "trylock", "guarded", "annotated", "atomics", "crossa", "crossb", "methodvalue", "callback", "ifacecall", "blocking", "checklocks", "rangefunc", "alias",
 	// Precision on real code: each must stay silent on its correct code.
-	"accidentiface", "subclass", "mayacquire", "deepchain", "bufferedchan", "unblocker", "loopvariant", "freshleak",
+	"accidentiface", "subclass", "mayacquire", "deepchain", "bufferedchan", "unblocker", "loopvariant", "freshleak", "unpublished", "tworoles", "capturedcell", "branches", "tryacquire", "cyclegroups", "readwait", "twopaths", "retake", "mergedleak", "looprelock", "backpointer",
 }
 
 func TestScenarios(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, scenarios...)
+}
+
+// TestChecklocks holds gVisor checklocks semantics, one package per
+// behaviour, each with findings and silent correct code (issue 15).
+func TestChecklocks(t *testing.T) {
+	for _, pkg := range []string{"checklocks_globals", "checklocks_multiguard", "checklocks_results", "checklocks_closures",
+		"checklocks_force", "checklocks_musthold", "checklocks_instances", "checklocks_returns", "checklocks_ignore",
+		"checklocks_atomic", "checklocks_alias", "checklocks_excludes"} {
+		t.Run(pkg, func(t *testing.T) {
+			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
+		})
+	}
 }
 
 // TestFacts checks the lock facts exported for callers in other packages.
@@ -41,4 +53,28 @@ func TestFeatures(t *testing.T) {
 // fresh allocation.
 func TestFeatureBugs(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, "features_lockbugs")
+}
+
+// Shapes of deadlocks real projects shipped (issue 14): per-key locks in
+// containers, Lockers made from a mutex (RLocker, Cond.L), a read lock
+// held across a wait inside a callee, and chains of certain takes deeper
+// than the bound on possible ones.
+func TestKeyedLockersWaitsChains(t *testing.T) {
+	for _, pkg := range []string{"perkey", "lockeralias", "condwait", "condwaitmain", "mustchain"} {
+		t.Run(pkg, func(t *testing.T) {
+			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
+		})
+	}
+}
+
+// TestCallResolution: what a call runs and what it does to the lock state
+// (issue 14): callbacks stored by setters, passed as parameters, run by
+// sync.Once or kept in tables; effects through interface calls; String
+// and Error called by fmt and log; Lockers whose effects are declared.
+func TestCallResolution(t *testing.T) {
+	for _, pkg := range []string{"callbacksetter", "callbackparam", "callbackonce", "ifaceeffect", "implicitstring", "lockerdecl", "lockerdeclb"} {
+		t.Run(pkg, func(t *testing.T) {
+			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
+		})
+	}
 }

@@ -1,8 +1,10 @@
 package revokepath_test
 
 import (
+	"os"
 	"strings"
 	"testing"
+	"unicode"
 
 	"golang.org/x/tools/go/analysis/analysistest"
 
@@ -11,16 +13,20 @@ import (
 
 func TestRevokePath(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), revokepath.Analyzer,
-		"controlloop",  // lock-drain-commit loop beside a lock-commit callback
-		"drainorder",   // drains that do not count: before the lock, on some paths, len checks
-		"helpers",      // obligations passed through helpers and closures
-		"obliga",       // exported helpers pass their obligation on: silent
-		"obligb",       // obligations across packages (obliga's facts)
-		"handoff",      // callback committing inline vs. posting a request
-		"kgorevoke",    // franz-go revoke callback committing inline
-		"kgohandoff",   // franz-go handoff design: silent
-		"nodirectives", // no directives: silent, no panic
-		"problems",     // misplaced directives; //confined:ignore
+		"controlloop",                      // lock-drain-commit loop beside a lock-commit callback
+		"drainorder",                       // drains that do not count: before the lock, on some paths, len checks
+		"helpers",                          // obligations passed through helpers and closures
+		"obliga",                           // exported helpers pass their obligation on: silent
+		"obligb",                           // obligations across packages (obliga's facts)
+		"handoff",                          // callback committing inline vs. posting a request
+		"kgorevoke",                        // franz-go revoke callback committing inline
+		"kgohandoff",                       // franz-go handoff design: silent
+		"nodirectives",                     // no directives: silent, no panic
+		"problems",                         // misplaced directives; //confined:ignore
+		"closurestart", "closurestart/app", // entries started from closures and errgroup: silent
+		"sharedcommit",  // inline commits through a shared helper: at each root's own call
+		"kgoserialized", // //confined:serialized revoke callbacks: checked as control
+		"drains",        // a drain must receive from a channel
 	)
 }
 
@@ -60,4 +66,26 @@ func TestFeatures(t *testing.T) {
 		"features_revoke",    // generics, method values, loops, deferred closures, range-over-func
 		"features_generated", // findings in generated files are not reported
 	)
+}
+
+// TestFindingsAtCalleeName: a finding at a call points at the callee's
+// name ("commit" in c.commit()), not at the '(' where SSA puts the call.
+func TestFindingsAtCalleeName(t *testing.T) {
+	n := 0
+	for _, r := range analysistest.Run(quiet{}, analysistest.TestData(), revokepath.Analyzer, "sharedcommit", "kgorevoke", "closurestart") {
+		for _, d := range r.Diagnostics {
+			posn := r.Pass.Fset.Position(d.Pos)
+			src, err := os.ReadFile(posn.Filename)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := src[posn.Offset]; !unicode.IsLetter(rune(c)) {
+				t.Errorf("%s: finding starts at %q, not at the callee's name: %s", posn, c, d.Message)
+			}
+			n++
+		}
+	}
+	if n < 4 {
+		t.Fatalf("only %d findings checked", n)
+	}
 }

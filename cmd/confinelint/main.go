@@ -14,6 +14,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -33,6 +34,9 @@ func main() {
 		os.Exit(1)
 	}
 	if vetMode(args) {
+		if slices.Contains(args, "-V=full") || slices.Contains(args, "--V=full") {
+			os.Exit(printVersion(os.Stdout))
+		}
 		vetTool(args)
 		return
 	}

@@ -33,6 +33,7 @@ type sarifTool struct {
 
 type sarifDriver struct {
 	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
 	InformationURI string      `json:"informationUri"`
 	Rules          []sarifRule `json:"rules"`
 }
@@ -168,7 +169,7 @@ func writeSARIF(w io.Writer, findings []finding, src *sources) error {
 		}
 		run.Results = append(run.Results, res)
 	}
-	run.Tool = sarifTool{sarifDriver{Name: "confinelint", InformationURI: informationURI, Rules: rules}}
+	run.Tool = sarifTool{sarifDriver{Name: "confinelint", Version: moduleVersion(), InformationURI: informationURI, Rules: rules}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(sarifLog{

@@ -223,6 +223,13 @@ const (
 // findings, the analysers' errors, the status so far, and ok=false when
 // nothing could be analysed.
 func analyzeInProcess(o *options, patterns []string, stderr io.Writer) ([]finding, []error, int, bool) {
+	return inProcess(o, patterns, stderr, true)
+}
+
+// inProcess loads and analyses the packages in this process; checkAsync
+// says whether -confined.async is checked against them (the go vet driver
+// checks it against the whole build before handing some packages here).
+func inProcess(o *options, patterns []string, stderr io.Writer, checkAsync bool) ([]finding, []error, int, bool) {
 	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Tests: o.tests}
 	if o.tags != "" {
 		cfg.BuildFlags = []string{"-tags=" + o.tags}
@@ -235,6 +242,10 @@ func analyzeInProcess(o *options, patterns []string, stderr io.Writer) ([]findin
 	status := exitClean
 	if n := printLoadErrors(stderr, pkgs); n > 0 {
 		status = exitError
+	}
+	if err := checkAsyncFlag(pkgs); checkAsync && err != nil {
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+		return nil, nil, exitError, false
 	}
 	graph, err := checker.Analyze(o.selected(), pkgs, nil)
 	if err != nil {

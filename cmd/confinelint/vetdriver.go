@@ -67,6 +67,10 @@ func (u unitKey) variant(root string) string {
 // analyzeWithVet is analyze's default path: go vet for every package that
 // builds, the in-process driver for the others.
 func analyzeWithVet(o *options, patterns []string, stderr io.Writer) ([]finding, []error, int, bool) {
+	if err := checkAsyncFlagListed(o, patterns); err != nil {
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+		return nil, nil, exitError, false
+	}
 	// go vet runs while go list lists the requested packages: on a rerun
 	// the time goes to the go command loading packages, once each.
 	type listing struct {
@@ -124,17 +128,17 @@ func analyzeWithVet(o *options, patterns []string, stderr io.Writer) ([]finding,
 	if len(broken) > 0 {
 		// In go list's order, which is the order in which the in-process
 		// driver prints load errors.
-		inProcess := map[*listedPackage]bool{}
+		viaChecker := map[*listedPackage]bool{}
 		for _, p := range broken {
-			inProcess[p] = true
+			viaChecker[p] = true
 		}
 		broken = broken[:0]
 		for _, p := range roots {
-			if inProcess[p] {
+			if viaChecker[p] {
 				broken = append(broken, p)
 			}
 		}
-		more, moreErrs, moreStatus, ok := analyzeInProcess(o, importPaths(broken), stderr)
+		more, moreErrs, moreStatus, ok := inProcess(o, importPaths(broken), stderr, false)
 		if !ok {
 			return nil, nil, exitError, false
 		}

@@ -21,8 +21,6 @@ type Check struct {
 	Level    Level
 	Title    string // one line, no trailing period
 	Text     string // what is reported and why it matters
-	Wrong    string // Go code that is reported
-	Right    string // the same code, fixed
 	Fix      string // how to fix it
 }
 
@@ -48,6 +46,13 @@ func (c Check) ID() string {
 func ID(analyzer, category string) string {
 	return analyzer + "/" + strings.TrimPrefix(category, analyzer+"-")
 }
+
+// Wrong is the example package (a directory under ExampleRoot) of code the
+// check reports; its // want comments say what.
+func (c Check) Wrong() string { return "checks/" + c.Category + "/wrong" }
+
+// Right is the example package of the same code fixed: it must be silent.
+func (c Check) Right() string { return "checks/" + c.Category + "/right" }
 
 // HelpURI is the check's section in docs/checks.md.
 func (c Check) HelpURI() string { return DocsURL + "#" + c.Category }

@@ -92,16 +92,24 @@ func (a *analysis) runsForeign(fn *ssa.Function, role string) bool {
 	return false
 }
 
-// checkInline reports the commit r when fn is reached from a root foreign
-// to r's role, with the chain from that root.
+// checkInline reports the commit r once per root foreign to r's role that
+// reaches fn, with the chain from that root. The finding sits at the call
+// that leaves the root's own code on the way to the commit (where the
+// handoff to r's role belongs), not deep inside a helper the root shares
+// with correct code: the same place whether the helper is inferred, a root
+// of its own or in another package.
 func (a *analysis) checkInline(fn *ssa.Function, cs *callSite, r path) {
 	for _, reach := range a.ctx.Of(fn) {
 		if !foreign(reach, r.role) {
 			continue
 		}
+		pos := cs.pos
+		if sites := reach.Sites(); len(sites) > 0 && sites[0].IsValid() {
+			pos = sites[0]
+		}
 		names := append(reach.Names(a.p.Pass.Pkg), r.names()...)
 		a.found = append(a.found, diag.Finding{
-			Pos:      cs.pos,
+			Pos:      pos,
 			Fallback: fn.Pos(),
 			Rule:     RuleInline,
 			Message: r.commit.name + " publishes " + r.role + " progress but runs inline on " + reach.Root.Describe() +
@@ -109,7 +117,6 @@ func (a *analysis) checkInline(fn *ssa.Function, cs *callSite, r path) {
 				"'s goroutine (post a request to its mailbox and wait with a bound) instead of committing here",
 			Chain: append(reachHops(reach, a), a.pathHops(r.via(funcHop(fn, a.p), cs.pos))...),
 		})
-		return // one finding per call: the first foreign root proves it
 	}
 }
 

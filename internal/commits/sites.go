@@ -11,6 +11,7 @@ import (
 	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/lockop"
 	"github.com/confinelint/confinelint/internal/program"
+	"github.com/confinelint/confinelint/internal/roots"
 )
 
 // effect is what one callee at a call site means for the typestate: checks
@@ -97,8 +98,14 @@ func (a *analysis) isLocal(fn *ssa.Function) bool {
 // localEffect is a call of fn of this package: its declaration when it is a
 // drain or a commit, otherwise its summary (filled in as summaries form).
 func (a *analysis) localEffect(fn *ssa.Function) effect {
-	if e, ok := a.declEffect(a.p.FuncDecl(fn), funcHop(fn, a.p)); ok {
+	d := a.p.FuncDecl(fn)
+	if e, ok := a.declEffect(d, funcHop(fn, a.p)); ok {
 		return e
+	}
+	if _, ok := roots.RunsAs(d); ok {
+		// An entry or serialized function runs as its role whoever calls
+		// it: the commits below it are judged on its own root.
+		return effect{callee: funcHop(fn, a.p)}
 	}
 	return effect{callee: funcHop(fn, a.p), local: fn, inlineHere: a.ctx.RootOf(fn) != nil}
 }
@@ -114,6 +121,9 @@ func (a *analysis) importedEffect(fn *ssa.Function) (effect, bool) {
 	d := a.p.Decl(obj)
 	if e, ok := a.declEffect(d, h); ok {
 		return e, true
+	}
+	if _, ok := roots.RunsAs(d); ok {
+		return effect{}, false // as for a local entry: judged on its own root
 	}
 	e := effect{callee: h, inlineHere: true}
 	for _, it := range items(d) {

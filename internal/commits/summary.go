@@ -102,8 +102,9 @@ func Summarize(p *program.Package, ctx *roots.Contexts, _ *locks.Summary) *Summa
 		keyIdx: map[key]int{}, byRole: map[string][]int{}, byLock: map[string][]int{},
 		sites: map[ssa.Instruction]*callSite{}, sums: map[*ssa.Function]*funcSummary{},
 	}
+	drains := checkDrains(p, ctx)
 	if !a.mayCommit() {
-		return &Summary{}
+		return &Summary{Findings: drains}
 	}
 	var funcs []*ssa.Function
 	for _, fn := range p.Funcs {
@@ -113,7 +114,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts, _ *locks.Summary) *Summa
 		}
 	}
 	if len(a.keys) == 0 && !a.anyReach() {
-		return &Summary{} // no drains or commits here: stay cheap
+		return &Summary{Findings: drains} // no drain obligations here: stay cheap
 	}
 	order := a.calleesFirst(funcs)
 	for round := 0; round < maxRounds; round++ {
@@ -133,6 +134,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts, _ *locks.Summary) *Summa
 		a.sums[fn] = a.visit(fn, true)
 	}
 	exported := a.exportFacts(funcs)
+	a.found = append(a.found, drains...)
 	sort.SliceStable(a.found, func(i, j int) bool { return a.found[i].Pos < a.found[j].Pos })
 	return &Summary{Findings: a.found, Exported: exported}
 }

@@ -26,6 +26,10 @@ type Finding struct {
 	// shown as related information at its position.
 	Chain []Hop
 	Fixes []analysis.SuggestedFix
+	// Also are other positions that name the same problem (the other
+	// witnesses of a lock-order cycle): a //confined:ignore at any of
+	// them silences the finding too.
+	Also []token.Pos
 }
 
 // Hop is one step of a chain.
@@ -44,6 +48,9 @@ type Reporter struct {
 	// generated holds the token.File of every generated file of the
 	// package (standard "Code generated ... DO NOT EDIT." header).
 	generated map[*token.File]bool
+	// callees maps, per file, the '(' of each call to the callee's name
+	// (see calleeName); built for a file when a finding first lands in it.
+	callees map[*token.File]map[token.Pos]token.Pos
 }
 
 // NewReporter returns a reporter honouring the ignores of set.
@@ -115,12 +122,19 @@ func (r *Reporter) Report(f Finding) {
 	if !pos.IsValid() && len(r.pass.Files) > 0 {
 		pos = r.pass.Files[0].Package
 	}
+	pos = r.calleeName(pos)
 	if r.inGenerated(pos) {
 		return
 	}
 	if ig := r.ignoreFor(pos); ig != nil {
 		r.used[ig] = true
 		return
+	}
+	for _, p := range f.Also {
+		if ig := r.ignoreFor(p); ig != nil && p.IsValid() {
+			r.used[ig] = true
+			return
+		}
 	}
 	msg := f.Message + " [" + f.Rule + "]"
 	key := r.pass.Fset.Position(pos).String() + msg
@@ -135,7 +149,7 @@ func (r *Reporter) Report(f Finding) {
 	d := analysis.Diagnostic{Pos: pos, End: end, Category: f.Rule, Message: msg, SuggestedFixes: f.Fixes}
 	for _, h := range f.Chain {
 		if h.Pos.IsValid() {
-			d.Related = append(d.Related, analysis.RelatedInformation{Pos: h.Pos, Message: h.What})
+			d.Related = append(d.Related, analysis.RelatedInformation{Pos: r.calleeName(h.Pos), Message: h.What})
 		}
 	}
 	r.pass.Report(d)
@@ -164,9 +178,20 @@ func (r *Reporter) Used() map[*directive.IgnoreComment]bool { return r.used }
 // ReportProblems reports the directive problems owned by this analyzer.
 func (r *Reporter) ReportProblems(set *directive.Set) {
 	for _, p := range set.Problems {
-		if p.Analyzer == r.analyzer {
-			r.Report(Finding{Pos: p.Pos, End: p.End, Rule: p.Category, Message: p.Message})
+		if p.Analyzer != r.analyzer {
+			continue
 		}
+		f := Finding{Pos: p.Pos, End: p.End, Rule: p.Category, Message: p.Message}
+		if p.Decl.IsValid() {
+			f.Chain = []Hop{{Pos: p.Decl, What: "declaration of " + p.DeclName + ", which the comment documents"}}
+		}
+		if p.Fix != nil {
+			f.Fixes = []analysis.SuggestedFix{{
+				Message:   "write " + p.Fix.Text,
+				TextEdits: []analysis.TextEdit{{Pos: p.Fix.Pos, End: p.Fix.End, NewText: []byte(p.Fix.Text)}},
+			}}
+		}
+		r.Report(f)
 	}
 }
 
@@ -180,7 +205,11 @@ func (r *Reporter) ReportUnusedIgnores(used ...map[*directive.IgnoreComment]bool
 			hit = hit || u[ig]
 		}
 		if !hit {
-			r.Report(Finding{Pos: ig.Pos, Rule: "unused-ignore", Message: "this //confined:ignore silences no finding; remove it"})
+			spelling := ig.Spelling
+			if spelling == "" {
+				spelling = "//confined:ignore"
+			}
+			r.Report(Finding{Pos: ig.Pos, Rule: "unused-ignore", Message: "this " + spelling + " silences no finding; remove it"})
 		}
 	}
 }
@@ -201,6 +230,17 @@ func EnclosingFunc(files []*ast.File, pos token.Pos) *ast.FuncDecl {
 		}
 	}
 	return nil
+}
+
+// FuncKeyword is where the func declaration whose name is at name starts
+// (its func keyword), where findings about a declaration sit and where a
+// directive goes; name itself when it names no func declaration (a
+// closure).
+func FuncKeyword(files []*ast.File, name token.Pos) token.Pos {
+	if fd := EnclosingFunc(files, name); fd != nil && fd.Name.Pos() == name {
+		return fd.Pos()
+	}
+	return name
 }
 
 // UsedIgnores is the result type of lockorder and revokepath: the ignores

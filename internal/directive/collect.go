@@ -30,6 +30,7 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 		localRoles:    map[string]bool{DefaultRole: true},
 	}
 	var items []item
+	var parsed []parseProblem
 	for _, f := range files {
 		if f == nil {
 			continue
@@ -45,10 +46,14 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 				}
 				d, ok, p := Parse(cm.Text, cm.Slash)
 				if p != nil {
+					parsed = append(parsed, parseProblem{len(c.set.Problems), g})
 					c.set.Problems = append(c.set.Problems, *p)
 				}
 				if ok && p == nil {
 					items = append(items, item{d: d, comment: cm, group: g})
+					if p2 := secondDirective(d, cm.Text, cm.Slash); p2 != nil {
+						c.set.Problems = append(c.set.Problems, *p2)
+					}
 				}
 			}
 		}
@@ -72,8 +77,21 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 	for _, it := range items {
 		c.place(it)
 	}
+	for _, pp := range parsed {
+		if st := c.claims[pp.group]; st != nil && len(st.targets) > 0 {
+			c.relateToDecl(pp.index, pp.index+1, st.targets[0])
+		}
+	}
 	c.finish()
 	return c.set
+}
+
+// parseProblem is a malformed directive's problem (by index) and its
+// comment group, related to the declaration the group documents once the
+// declarations are indexed.
+type parseProblem struct {
+	index int
+	group *ast.CommentGroup
 }
 
 // item is one parsed, well-formed directive awaiting placement.
@@ -93,6 +111,10 @@ type collector struct {
 	claims        map[*ast.CommentGroup]*site
 	localRoles    map[string]bool
 	varNames      []string // package-level var names, computed on first use
+	// visible maps the path of this package and of every package it
+	// imports, directly or not, to the package: what //confined:async may
+	// name. Computed on first use.
+	visible map[string]*types.Package
 }
 
 // place attaches one directive according to where it was written.
@@ -102,9 +124,15 @@ func (c *collector) place(it item) {
 	if st == nil {
 		st = &site{kind: siteNone, file: it.file.file, what: it.file.unattached(it.comment.Slash)}
 	}
+	if st.asVar != nil && strings.HasPrefix(d.Spelling, "+") {
+		st = st.asVar // checklocks annotations may trail a package var
+	}
 	switch {
 	case d.Verb == Ignore:
 		c.placeIgnore(it, st)
+		return
+	case d.Verb == Async:
+		c.placeAsync(it, st)
 		return
 	case d.Verb == Force && st.kind != siteFunc:
 		c.placeForce(it, st)
@@ -118,16 +146,35 @@ func (c *collector) place(it item) {
 		return
 	}
 	for _, t := range st.targets {
-		if at := t.placement(st.kind); spec.places&at == 0 {
-			c.misplaced(d, spec.places, at, t.what(st))
-			continue
-		}
-		if t.obj == nil {
-			continue // no type information to attach to
-		}
-		if rd, ok := c.resolve(d, t, st.file); ok {
-			c.attach(t, rd)
-		}
+		n := len(c.set.Problems)
+		c.placeOn(d, t, st, spec)
+		c.relateToDecl(n, len(c.set.Problems), t)
+	}
+}
+
+// relateToDecl names target t as the declaration of the problems with
+// index in [from, to) (checklocks reports them there; they stay on the
+// comment).
+func (c *collector) relateToDecl(from, to int, t target) {
+	if t.obj == nil {
+		return
+	}
+	for i := from; i < to; i++ {
+		c.set.Problems[i].Decl, c.set.Problems[i].DeclName = t.obj.Pos(), t.obj.Name()
+	}
+}
+
+// placeOn attaches d to one target of its site.
+func (c *collector) placeOn(d Directive, t target, st *site, spec verbSpec) {
+	if at := t.placement(st.kind); spec.places&at == 0 {
+		c.misplaced(d, spec.places, at, t.what(st))
+		return
+	}
+	if t.obj == nil {
+		return // no type information to attach to
+	}
+	if rd, ok := c.resolve(d, t, st.file); ok {
+		c.attach(t, rd)
 	}
 }
 
@@ -135,7 +182,17 @@ func (c *collector) place(it item) {
 // declaration; elsewhere it covers one line.
 func (c *collector) placeIgnore(it item, st *site) {
 	d := it.d
-	ig := &IgnoreComment{Pos: d.Pos, Reason: d.Reason}
+	if st.kind == siteField && strings.HasPrefix(d.Spelling, "+") {
+		// On a field, +checklocksignore is a property of the field (no
+		// atomic checks, no inference), not a suppression.
+		for _, t := range st.targets {
+			if t.obj != nil {
+				c.attach(t, d)
+			}
+		}
+		return
+	}
+	ig := &IgnoreComment{Pos: d.Pos, Reason: d.Reason, Spelling: d.Spelling}
 	if strings.HasPrefix(d.Spelling, "+") {
 		// The checklocks spelling silences lockorder, checklocks' successor, only.
 		ig.Analyzers = []string{LockOrder}
@@ -239,6 +296,17 @@ func (c *collector) report(analyzer, category string, pos, end token.Pos, format
 	c.set.Problems = append(c.set.Problems, *newProblem(analyzer, category, pos, end, format, args...))
 }
 
+// reportFix reports a problem with argument a whose correction, when fix
+// is not "", replaces a's text with fix.
+func (c *collector) reportFix(analyzer, category string, a Arg, commentEnd token.Pos, fix string, format string, args ...any) {
+	end := argEnd(a, commentEnd)
+	p := newProblem(analyzer, category, a.Pos, end, format, args...)
+	if fix != "" {
+		p.Fix = &Edit{Pos: a.Pos, End: end, Text: fix}
+	}
+	c.set.Problems = append(c.set.Problems, *p)
+}
+
 // finish puts every list in a deterministic order.
 func (c *collector) finish() {
 	roles := map[string]bool{}
@@ -264,5 +332,7 @@ func (c *collector) finish() {
 	})
 	// One directive on several names (var a, b int) reports a shared
 	// problem once.
-	c.set.Problems = slices.Compact(c.set.Problems)
+	c.set.Problems = slices.CompactFunc(c.set.Problems, func(a, b Problem) bool {
+		return a.Pos == b.Pos && a.End == b.End && a.Analyzer == b.Analyzer && a.Category == b.Category && a.Message == b.Message
+	})
 }

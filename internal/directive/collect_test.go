@@ -658,11 +658,14 @@ func k() {
 		{lineOf(t, src, "_ = x"), "trailing", nil, false},
 		{lineOf(t, src, "x++\n\tx--"), "", lock, false},
 		{lineOf(t, src, "func g"), "the whole function", nil, true},
-		{lineOf(t, src, "n int"), "mu is inferred", lock, true},
 		{lineOf(t, src, "var v"), "", lock, true},
 	}
 	if !reflect.DeepEqual(got, wantIgnores) {
 		t.Errorf("ignores:\n got %+v\nwant %+v", got, wantIgnores)
+	}
+	// On a field, +checklocksignore is a property of the field.
+	if n := c.lookup(t, "T.n"); len(c.set.Of(n)) != 1 || c.set.Of(n)[0].Verb != Ignore {
+		t.Errorf("field T.n: directives %+v, want the +checklocksignore property", c.set.Of(n))
 	}
 	g := c.set.Ignores[3]
 	fn := c.lookup(t, "g")
@@ -817,5 +820,32 @@ func local() {
 	}
 	if !found {
 		t.Error("the field of a local struct type has no guardedby")
+	}
+}
+
+// A directive problem names the declaration its comment documents, also
+// for a comment that does not parse.
+func TestProblemRelatesDeclaration(t *testing.T) {
+	src := `package p
+
+import "sync"
+
+type T struct {
+	mu sync.Mutex
+	// +checklocks:nomu
+	x int
+	// +checklocksalias:mu
+	y int
+}
+`
+	c := collectSource(t, src, nil)
+	if len(c.set.Problems) != 2 {
+		t.Fatalf("problems: %+v", c.set.Problems)
+	}
+	for i, field := range []string{"T.x", "T.y"} {
+		p, obj := c.set.Problems[i], c.lookup(t, field)
+		if p.Decl != obj.Pos() || p.DeclName != obj.Name() {
+			t.Errorf("problem %q: Decl %v %q, want %s at %v", p.Message, p.Decl, p.DeclName, field, obj.Pos())
+		}
 	}
 }

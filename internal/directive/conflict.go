@@ -47,13 +47,13 @@ func conflictBetween(a, b Directive, aLine int, onFunc bool) string {
 	}
 	switch {
 	case isOwnership(a.Verb) && isOwnership(b.Verb) && onFunc:
-		return contradicts("a function is confined to one role (control, entry), runs on a foreign goroutine (callback) or is safe anywhere (any)")
+		return contradicts("a function is confined to one role (control, entry), runs on a foreign goroutine (callback), serialized with a role (serialized) or is safe anywhere (any)")
 	case a.Verb == Control && b.Verb == Control:
 		return contradicts("state has one owning role")
 	case isRevoke(a.Verb) && isRevoke(b.Verb) && a.Role != b.Role:
 		return contradicts("drains and commits of one function serve one role")
-	case isRevoke(a.Verb) && (b.Verb == Control || b.Verb == Entry) && a.Role != b.Role,
-		isRevoke(b.Verb) && (a.Verb == Control || a.Verb == Entry) && a.Role != b.Role:
+	case isRevoke(a.Verb) && runsOnRole(b.Verb) && a.Role != b.Role,
+		isRevoke(b.Verb) && runsOnRole(a.Verb) && a.Role != b.Role:
 		return contradicts("a drain or commit runs on its role's goroutine")
 	case a.Verb == Drain && (b.Verb == Callback || b.Verb == Any),
 		b.Verb == Drain && (a.Verb == Callback || a.Verb == Any):
@@ -86,8 +86,11 @@ func sameDirective(a, b Directive) bool {
 }
 
 func isOwnership(v Verb) bool {
-	return v == Control || v == Entry || v == Callback || v == Any
+	return v == Control || v == Entry || v == Callback || v == Any || v == Serialized
 }
+
+// runsOnRole reports whether v makes a function run as its role.
+func runsOnRole(v Verb) bool { return v == Control || v == Entry || v == Serialized }
 
 func isRevoke(v Verb) bool { return v == Drain || v == Commit }
 

@@ -20,7 +20,12 @@ const (
 	Callback Verb = "callback" // confined
 	Spawns   Verb = "spawns"   // confined
 	Any      Verb = "any"      // confined
-	Ignore   Verb = "ignore"   // confined (suppression; applies to every analyzer)
+	// Serialized marks a function that runs on a foreign goroutine but
+	// never concurrently with ROLE: checked as ROLE's code.
+	Serialized Verb = "serialized" // confined
+	// Async declares another package's asynchronous API at file level.
+	Async  Verb = "async"  // confined
+	Ignore Verb = "ignore" // confined (suppression; applies to every analyzer)
 
 	GuardedBy      Verb = "guardedby"       // lockorder
 	Requires       Verb = "requires"        // lockorder
@@ -123,6 +128,18 @@ type Problem struct {
 	// Category is a stable id for docs and SARIF, e.g. "directive-unknown".
 	Category string
 	Message  string
+	// Decl is the declaration the comment documents (NoPos when none),
+	// given as related information: checklocks reports there.
+	Decl     token.Pos
+	DeclName string
+	// Fix, when set, is the correction a did-you-mean suggests.
+	Fix *Edit
+}
+
+// Edit replaces the source in [Pos, End) with Text.
+type Edit struct {
+	Pos, End token.Pos
+	Text     string
 }
 
 // IgnoreComment is a //confined:ignore (or +checklocksignore) that applies
@@ -132,6 +149,9 @@ type IgnoreComment struct {
 	Line   int    // the source line whose findings it silences
 	File   string // filename of that line
 	Reason string
+	// Spelling is the comment's word as written ("//confined:ignore",
+	// "+checklocksignore"), for messages.
+	Spelling string
 	// Analyzers it applies to; nil means all three. +checklocksignore
 	// applies to lockorder only.
 	Analyzers []string
@@ -158,6 +178,17 @@ type Set struct {
 	// Roles are the roles declared by the package's //confined:entry
 	// functions, sorted: what importers' importedRoles should answer for.
 	Roles []string
+	// Async are the package's resolved //confined:async declarations, in
+	// source order.
+	Async []AsyncDecl
+}
+
+// AsyncDecl is one resolved //confined:async declaration: argument Arg
+// (receiver not counted) of Func runs on another goroutine.
+type AsyncDecl struct {
+	Func *types.Func
+	Arg  int
+	Pos  token.Pos
 }
 
 // Of returns the directives on obj (nil if none).

@@ -81,15 +81,54 @@ func parseConfined(text string, pos token.Pos) (Directive, *Problem) {
 // is an ordinary comment (an explanation, or a test's "// want"), not
 // arguments. A "//" inside a word, as in a URL, does not count.
 func cutTrailingComment(args string) string {
-	if strings.HasPrefix(args, "//") {
-		return ""
-	}
-	for i := 1; i+1 < len(args); i++ {
-		if args[i] == '/' && args[i+1] == '/' && unicode.IsSpace(rune(args[i-1])) {
-			return strings.TrimRightFunc(args[:i], unicode.IsSpace)
-		}
+	if i := trailingComment(args); i >= 0 {
+		return strings.TrimRightFunc(args[:i], unicode.IsSpace)
 	}
 	return args
+}
+
+// trailingComment returns the index of the "//" that starts a comment
+// after a directive's arguments in s, or -1.
+func trailingComment(s string) int {
+	if strings.HasPrefix(s, "//") {
+		return 0
+	}
+	for i := 1; i+1 < len(s); i++ {
+		if s[i] == '/' && s[i+1] == '/' && unicode.IsSpace(rune(s[i-1])) {
+			return i
+		}
+	}
+	return -1
+}
+
+// secondDirective reports a directive written after another one in the
+// same comment ("//confined:control //confined:guardedby mu"): the first
+// one's arguments end at " //", so the second would be an ordinary comment
+// and silently do nothing. It returns nil for an ordinary explanation.
+func secondDirective(first Directive, text string, pos token.Pos) *Problem {
+	if !strings.HasPrefix(text, confinedPrefix) {
+		return nil
+	}
+	i := trailingComment(text[len(confinedPrefix):])
+	if i < 0 {
+		return nil
+	}
+	at := len(confinedPrefix) + i
+	rest := text[at:]
+	d, isDirective, p := Parse(rest, pos+token.Pos(at))
+	if !isDirective && p == nil {
+		return nil
+	}
+	owner, spelling := Confined, "//"+strings.TrimSpace(cutTrailingComment(rest[2:]))
+	switch {
+	case isDirective && d.Verb != "":
+		owner = d.owner()
+	case p != nil:
+		owner = p.Analyzer
+	}
+	return newProblem(owner, CategoryMalformed, pos+token.Pos(at), pos+token.Pos(len(text)),
+		"one directive per comment: %q after %s is an ordinary comment here and does nothing; put it on a line of its own (for a struct field, in the doc comment above the field)",
+		spelling, first.Spelling)
 }
 
 // splitDirective splits text into a directive name, starting at byte
@@ -121,17 +160,24 @@ func unknownConfinedVerb(name string, namePos token.Pos) *Problem {
 	// the argument, not an unknown verb.
 	if i := strings.IndexAny(name, ":="); i > 0 {
 		if spec, ok := confinedVerb(name[:i]); ok {
-			return newProblem(spec.owner, CategoryArgs, namePos, nameEnd,
+			p := newProblem(spec.owner, CategoryArgs, namePos, nameEnd,
 				"separate the argument from the verb with a space: %s%s %s", confinedPrefix, name[:i], name[i+1:])
+			p.Fix = &Edit{Pos: namePos, End: nameEnd, Text: name[:i] + " " + name[i+1:]}
+			return p
 		}
 	}
 	msg := fmt.Sprintf("unknown directive %s%s", confinedPrefix, name)
-	if s := suggest(name, confinedVerbNames()); s != "" {
+	s := suggest(name, confinedVerbNames())
+	if s != "" {
 		msg += fmt.Sprintf("; did you mean %s%s?", confinedPrefix, s)
 	} else {
 		msg += "; the verbs are " + strings.Join(confinedVerbNames(), ", ")
 	}
-	return newProblem(Confined, CategoryUnknown, namePos, nameEnd, "%s", msg)
+	p := newProblem(Confined, CategoryUnknown, namePos, nameEnd, "%s", msg)
+	if s != "" {
+		p.Fix = &Edit{Pos: namePos, End: nameEnd, Text: s}
+	}
+	return p
 }
 
 // parseArgs checks dir's arguments against the verb's shape and stores
@@ -164,19 +210,27 @@ func parseArgs(d *Directive, shape argShape, dir ast.Directive) *Problem {
 	switch shape {
 	case argsNone:
 		if len(d.Args) > 0 {
-			return newProblem(owner, CategoryArgs, d.Args[0].Pos, d.End, "%s takes no arguments", d.Spelling)
+			return newProblem(owner, CategoryArgs, d.Args[0].Pos, d.End, "%s takes no arguments%s", d.Spelling, explainHint(d, use))
 		}
-	case argsOptionalRole:
+	case argsOptionalRole, argsRole:
 		d.Role = DefaultRole
 		switch {
+		case len(d.Args) == 0 && shape == argsRole:
+			return newProblem(owner, CategoryArgs, d.Pos, d.End, "%s needs a ROLE; usage: %s", d.Spelling, use)
 		case len(d.Args) > 1:
+			howMany := "at most one"
+			if shape == argsRole {
+				howMany = "exactly one"
+			}
 			return newProblem(owner, CategoryArgs, d.Args[1].Pos, d.End,
-				"%s takes at most one ROLE, got %d arguments; usage: %s", d.Spelling, len(d.Args), use)
+				"%s takes %s ROLE, got %d arguments%s", d.Spelling, howMany, len(d.Args), explainHint(d, use))
 		case len(d.Args) == 1 && !isIdentifier(d.Args[0].Text):
 			return argProblem(d.Args[0], "%s: ROLE %q is not an identifier", d.Spelling, d.Args[0].Text)
 		case len(d.Args) == 1:
 			d.Role = d.Args[0].Text
 		}
+	case argsAsync:
+		return parseAsyncArgs(d, use)
 	case argsParam:
 		if len(d.Args) != 1 {
 			return newProblem(owner, CategoryArgs, argsStart(d, dir), d.End,
@@ -196,6 +250,19 @@ func parseArgs(d *Directive, shape argShape, dir ast.Directive) *Problem {
 		}
 	}
 	return nil
+}
+
+// explainHint tells a user who wrote an explanation beside a directive
+// where it goes: after a second //, where it is an ordinary comment.
+func explainHint(d *Directive, use string) string {
+	if strings.HasPrefix(d.Spelling, "+") || len(d.Args) < 2 {
+		return "" // one stray word is more likely a wrong argument than prose
+	}
+	words := make([]string, len(d.Args))
+	for i, a := range d.Args {
+		words[i] = a.Text
+	}
+	return fmt.Sprintf("; an explanation goes after a second //, as in %s // %s", use, strings.Join(words, " "))
 }
 
 // parseAliasArgs parses "A=B" (spaces around '=' allowed) into two
@@ -232,6 +299,10 @@ func usage(spelling string, shape argShape) string {
 	switch shape {
 	case argsOptionalRole:
 		return spelling + " [ROLE]"
+	case argsRole:
+		return spelling + " ROLE"
+	case argsAsync:
+		return spelling + " PKG.FUNC argN"
 	case argsParam:
 		return spelling + sep + "PARAM"
 	case argsLockPath:
@@ -269,19 +340,23 @@ func prefixNearMiss(text string, pos token.Pos) *Problem {
 		owner = spec.owner
 	}
 	end := pos + token.Pos(len(text))
+	var p *Problem
 	switch {
 	case word == confinedTool && spaced:
-		return newProblem(owner, CategoryMalformed, pos, end,
+		p = newProblem(owner, CategoryMalformed, pos, end,
 			"this is an ordinary comment, not a directive: the space after // hides it from confinelint (and go doc shows it); write %s%s",
 			confinedPrefix, after)
 	case word == confinedTool:
-		return newProblem(owner, CategoryMalformed, pos, end,
+		p = newProblem(owner, CategoryMalformed, pos, end,
 			"directive prefixes are lowercase: write %s%s", confinedPrefix, after)
 	case verbKnown && editDistance(word, confinedTool, maxSuggestDistance) <= maxSuggestDistance:
-		return newProblem(owner, CategoryMalformed, pos, end,
+		p = newProblem(owner, CategoryMalformed, pos, end,
 			"%q is not a confinelint directive; did you mean %s%s?", strings.TrimSpace(text), confinedPrefix, after)
+	default:
+		return nil
 	}
-	return nil
+	p.Fix = &Edit{Pos: pos, End: pos + token.Pos(len(strings.TrimRightFunc(text, unicode.IsSpace))), Text: confinedPrefix + after}
+	return p
 }
 
 // blockCommentNearMiss reports /*confined:VERB*/: directives are line

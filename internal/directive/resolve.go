@@ -12,7 +12,7 @@ import (
 // problem and returns false when they name nothing usable.
 func (c *collector) resolve(d Directive, t target, file *ast.File) (Directive, bool) {
 	switch d.Verb {
-	case Control, Drain, Commit:
+	case Control, Drain, Commit, Serialized:
 		return d, c.checkRole(d)
 	case Spawns:
 		return c.resolveSpawns(d, t)
@@ -333,10 +333,11 @@ func (c *collector) resolveSpawns(d Directive, t target) (Directive, bool) {
 	i := tupleIndex(sig.Params(), a.Text)
 	if i < 0 {
 		msg := fmt.Sprintf("%s: %s has no parameter %s", d.Spelling, t.name, a.Text)
-		if s := suggest(a.Text, tupleNames(sig.Params())); s != "" {
+		s := suggest(a.Text, tupleNames(sig.Params()))
+		if s != "" {
 			msg += fmt.Sprintf("; did you mean %s?", s)
 		}
-		c.report(d.owner(), CategoryParam, a.Pos, argEnd(a, d.End), "%s", msg)
+		c.reportFix(d.owner(), CategoryParam, a, d.End, s, "%s", msg)
 		return d, false
 	}
 	if _, isFunc := sig.Params().At(i).Type().Underlying().(*types.Signature); !isFunc {
@@ -363,10 +364,18 @@ func (c *collector) checkRole(d Directive) bool {
 		known = append(known, r)
 	}
 	slices.Sort(known)
-	if s := suggest(d.Role, known); s != "" {
+	s := suggest(d.Role, known)
+	if s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
-	c.report(d.owner(), CategoryRole, pos, end, "%s", msg)
+	if len(d.Args) == 0 {
+		s = "" // nothing written to correct
+	}
+	p := newProblem(d.owner(), CategoryRole, pos, end, "%s", msg)
+	if s != "" {
+		p.Fix = &Edit{Pos: pos, End: end, Text: s}
+	}
+	c.set.Problems = append(c.set.Problems, *p)
 	return false
 }
 

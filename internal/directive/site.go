@@ -34,6 +34,9 @@ type site struct {
 	// what describes the position in messages ("a const declaration").
 	what    string
 	targets []target
+	// asVar: for a comment trailing a package var spec, the var's own
+	// site; checklocks spellings apply there (checklocks reads them so).
+	asVar *site
 }
 
 // target is one object a directive on a site applies to, with what its
@@ -102,13 +105,18 @@ func (fx *fileIndex) line(p token.Pos) int {
 // unattached describes the position of a comment that documents no
 // declaration, for messages.
 func (fx *fileIndex) unattached(p token.Pos) string {
-	// The outermost bodies are disjoint and in source order: only the last
-	// one starting before p can hold it.
-	i, _ := slices.BinarySearchFunc(fx.bodies, p, func(b [2]token.Pos, p token.Pos) int { return cmp.Compare(b[0], p) })
-	if i > 0 && fx.bodies[i-1][1] >= p {
+	if fx.inBody(p) {
 		return "a statement"
 	}
 	return "a comment attached to no declaration (a directive goes in the doc comment directly above a declaration, with no blank line between)"
+}
+
+// inBody reports whether p lies inside a function body. The outermost
+// bodies are disjoint and in source order: only the last one starting
+// before p can hold it.
+func (fx *fileIndex) inBody(p token.Pos) bool {
+	i, _ := slices.BinarySearchFunc(fx.bodies, p, func(b [2]token.Pos, p token.Pos) int { return cmp.Compare(b[0], p) })
+	return i > 0 && fx.bodies[i-1][1] >= p
 }
 
 func (fx *fileIndex) noteCode(n ast.Node) {
@@ -240,9 +248,14 @@ func (c *collector) claimGenDecl(f *ast.File, gd *ast.GenDecl, topLevel bool) {
 		if len(ts) > 0 {
 			specWhat = ts[0].name
 		}
-		c.claim(doc, &site{kind: kind, file: f, decl: spec, what: specWhat, targets: ts})
-		c.claim(comment, &site{kind: siteTrailingSpec, file: f, decl: spec,
-			what: "a comment trailing " + specWhat + " (only struct fields take trailing directives)"})
+		specSite := &site{kind: kind, file: f, decl: spec, what: specWhat, targets: ts}
+		c.claim(doc, specSite)
+		trailing := &site{kind: siteTrailingSpec, file: f, decl: spec,
+			what: "a comment trailing " + specWhat + " (only struct fields take trailing directives)"}
+		if kind == sitePackageVar {
+			trailing.asVar = specSite
+		}
+		c.claim(comment, trailing)
 	}
 	if len(all) > 0 && (kind == siteType || kind == sitePackageVar) {
 		what = all[0].name
@@ -314,7 +327,7 @@ func (c *collector) claimFields(f *ast.File, st *ast.StructType, spec *ast.TypeS
 		}
 		idents := field.Names
 		if len(idents) == 0 {
-			if id := embeddedIdent(field.Type); id != nil {
+			if id := NameIdent(field.Type); id != nil {
 				idents = []*ast.Ident{id}
 			}
 		}
@@ -343,10 +356,11 @@ func (c *collector) claimFields(f *ast.File, st *ast.StructType, spec *ast.TypeS
 	}
 }
 
-// embeddedIdent returns the identifier go/types records an embedded
-// field's object under: the type name, without pointer, package qualifier
-// or type arguments.
-func embeddedIdent(expr ast.Expr) *ast.Ident {
+// NameIdent returns the identifier that names what expr denotes, without
+// pointer, parentheses, package qualifier or type arguments: the name
+// go/types records an embedded field's object under, and the callee's name
+// in a call (f, x.f, pkg.F[T]). It returns nil for anything else.
+func NameIdent(expr ast.Expr) *ast.Ident {
 	for {
 		switch e := expr.(type) {
 		case *ast.Ident:

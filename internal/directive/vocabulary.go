@@ -13,6 +13,7 @@ const (
 	CategoryLock         = "directive-lock"          // a lock path that resolves to no lock
 	CategoryParam        = "directive-param"         // a spawns PARAM that is no function-typed parameter
 	CategoryRole         = "directive-role"          // a role no //confined:entry declares
+	CategoryAsync        = "directive-async"         // an async declaration that names no function or argument
 )
 
 // argShape is the argument grammar of a verb.
@@ -21,6 +22,8 @@ type argShape uint8
 const (
 	argsNone           argShape = iota // no arguments
 	argsOptionalRole                   // [ROLE]
+	argsRole                           // ROLE, required
+	argsAsync                          // PKG.FUNC argN
 	argsParam                          // PARAM
 	argsLockPath                       // MU: dotted identifiers
 	argsAliasPair                      // A=B, two lock paths
@@ -38,6 +41,7 @@ const (
 	onPackageVar                       // doc comment of a package-level var declaration
 	onStatement                        // the line above a statement, or trailing it
 	onDecl                             // doc comment of any declaration (suppression)
+	onFile                             // a file-level comment: the package clause's doc or a group of its own
 )
 
 var placementNames = []struct {
@@ -50,6 +54,7 @@ var placementNames = []struct {
 	{onPackageVar, "a package-level var"},
 	{onStatement, "a statement (on the line above it or trailing it)"},
 	{onDecl, "a declaration"},
+	{onFile, "a file-level comment (the package clause's doc, or a comment group of its own outside any declaration)"},
 }
 
 // String lists the positions in words, for "it belongs on ..." messages.
@@ -88,6 +93,8 @@ var vocabulary = []verbSpec{
 	{verb: Callback, owner: Confined, args: argsNone, places: onFunc},
 	{verb: Spawns, owner: Confined, args: argsParam, places: onFunc},
 	{verb: Any, owner: Confined, args: argsNone, places: onFunc},
+	{verb: Serialized, owner: Confined, args: argsRole, places: onFunc},
+	{verb: Async, owner: Confined, args: argsAsync, places: onFile},
 	{verb: GuardedBy, owner: LockOrder, args: argsLockPath, places: onField | onPackageVar},
 	{verb: Requires, owner: LockOrder, args: argsLockPath, places: onFunc},
 	{verb: RequiresShared, owner: LockOrder, args: argsLockPath, places: onFunc},

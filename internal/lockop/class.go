@@ -2,6 +2,7 @@ package lockop
 
 import (
 	"go/types"
+	"strings"
 	"sync"
 
 	"golang.org/x/tools/go/ssa"
@@ -49,7 +50,8 @@ func fieldVar(t types.Type, i int) *types.Var {
 
 // ClassKey names a lock class stably across packages and runs:
 // "pkgpath.Type.field" for a field of a named struct, "pkgpath.var" for a
-// package var.
+// package var. A field of an anonymous struct held by a named struct's
+// field is named through it: "pkgpath.Store.coalescedMu.Mutex".
 func ClassKey(v *types.Var) string {
 	if v == nil {
 		return ""
@@ -62,44 +64,65 @@ func ClassKey(v *types.Var) string {
 	if !v.IsField() {
 		return pkg + v.Name()
 	}
-	if owner := OwnerType(v); owner != nil {
-		return pkg + owner.Obj().Name() + "." + v.Name()
+	if o, ok := ownerOf(v); ok {
+		return pkg + o.named.Obj().Name() + "." + o.prefix + v.Name()
 	}
 	return pkg + "struct." + v.Name()
 }
 
-// ShortName is ClassKey without the package path: "Consumer.mu".
+// ShortName is ClassKey without the package path: "Consumer.mu". A lock
+// embedded in an anonymous struct field is named by that field:
+// "Store.coalescedMu", not "Mutex".
 func ShortName(v *types.Var) string {
 	if v == nil {
 		return "?"
 	}
 	v = v.Origin() // a field of an instantiated generic type
 	if v.IsField() {
-		if owner := OwnerType(v); owner != nil {
-			return owner.Obj().Name() + "." + v.Name()
+		if o, ok := ownerOf(v); ok {
+			if v.Embedded() && o.prefix != "" {
+				return o.named.Obj().Name() + "." + strings.TrimSuffix(o.prefix, ".")
+			}
+			return o.named.Obj().Name() + "." + o.prefix + v.Name()
 		}
 	}
 	return v.Name()
 }
 
 // OwnerType finds the named struct type of field's package that declares
-// field directly, or nil. The field-to-type index is built once per
-// package: scanning the scope per call was a third of confinelint's CPU.
+// field directly, or nil.
 func OwnerType(field *types.Var) *types.Named {
-	if field.Pkg() == nil {
-		return nil
+	if o, ok := ownerOf(field); ok && o.prefix == "" {
+		return o.named
 	}
-	return ownersOf(field.Pkg())[field]
+	return nil
 }
 
-// owners caches, per package, which named struct declares each field.
-var owners sync.Map // *types.Package -> map[*types.Var]*types.Named
+// owner is the named struct a field belongs to, and the path of anonymous
+// struct fields from it down to the field ("coalescedMu." or "").
+type owner struct {
+	named  *types.Named
+	prefix string
+}
 
-func ownersOf(pkg *types.Package) map[*types.Var]*types.Named {
-	if m, ok := owners.Load(pkg); ok {
-		return m.(map[*types.Var]*types.Named)
+func ownerOf(field *types.Var) (owner, bool) {
+	if field.Pkg() == nil {
+		return owner{}, false
 	}
-	m := map[*types.Var]*types.Named{}
+	o, ok := ownersOf(field.Pkg())[field]
+	return o, ok
+}
+
+// owners caches, per package, the owner of each field: indexed once per
+// package, since scanning the scope per call was a third of confinelint's
+// CPU.
+var owners sync.Map // *types.Package -> map[*types.Var]owner
+
+func ownersOf(pkg *types.Package) map[*types.Var]owner {
+	if m, ok := owners.Load(pkg); ok {
+		return m.(map[*types.Var]owner)
+	}
+	m := map[*types.Var]owner{}
 	scope := pkg.Scope()
 	for _, name := range scope.Names() {
 		tn, ok := scope.Lookup(name).(*types.TypeName)
@@ -110,16 +133,57 @@ func ownersOf(pkg *types.Package) map[*types.Var]*types.Named {
 		if !ok {
 			continue
 		}
-		st, ok := n.Underlying().(*types.Struct)
-		if !ok {
-			continue
-		}
-		for i := range st.NumFields() {
-			if _, dup := m[st.Field(i)]; !dup {
-				m[st.Field(i)] = n
-			}
+		if st, ok := n.Underlying().(*types.Struct); ok {
+			indexFields(m, n, st, "", 0)
 		}
 	}
 	actual, _ := owners.LoadOrStore(pkg, m)
-	return actual.(map[*types.Var]*types.Named)
+	return actual.(map[*types.Var]owner)
+}
+
+// indexFields records st's fields as n's, and the fields of anonymous
+// structs inside them under their path.
+func indexFields(m map[*types.Var]owner, n *types.Named, st *types.Struct, prefix string, depth int) {
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		if _, dup := m[f]; !dup {
+			m[f] = owner{n, prefix}
+		}
+		if inner, ok := f.Type().(*types.Struct); ok && depth < 4 {
+			indexFields(m, n, inner, prefix+f.Name()+".", depth+1)
+		}
+	}
+}
+
+// InsideObject reports whether the lock at path rest (".a.b.mu") from a
+// value of type t lies inside the object t points to: every selection is
+// a struct field held by value, so no pointer is followed on the way.
+func InsideObject(t types.Type, rest string) bool {
+	if rest == "" || strings.ContainsRune(rest, '[') {
+		return false
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	names := strings.Split(strings.TrimPrefix(rest, "."), ".")
+	for _, name := range names {
+		st, ok := t.Underlying().(*types.Struct)
+		if !ok {
+			return false
+		}
+		var f *types.Var
+		for j := range st.NumFields() {
+			if st.Field(j).Name() == name {
+				f = st.Field(j)
+			}
+		}
+		if f == nil {
+			return false
+		}
+		t = f.Type()
+		if _, isPtr := t.Underlying().(*types.Pointer); isPtr {
+			return false // what follows, or the lock itself, is elsewhere
+		}
+	}
+	return true
 }

@@ -27,6 +27,10 @@ var opByName = map[string]Op{
 	"TryLock": TryLock, "TryRLock": TryRLock,
 }
 
+// readOp is the operation on an RWMutex that a Locker operation on its
+// read side (RLocker) performs.
+var readOp = map[Op]Op{Lock: RLock, Unlock: RUnlock, TryLock: TryRLock, RLock: RLock, RUnlock: RUnlock, TryRLock: TryRLock}
+
 func (o Op) String() string {
 	for name, op := range opByName {
 		if op == o {
@@ -44,13 +48,17 @@ func (o Op) Acquires() bool { return o == Lock || o == RLock || o == TryLock || 
 
 // Classify recognises call as a lock operation and returns the operation
 // and the lock value (a pointer to the mutex, or the Locker interface).
+// Lock and Unlock of mu.RLocker() are mu's RLock and RUnlock.
 func Classify(call *ssa.CallCommon) (Op, ssa.Value) {
 	if call.IsInvoke() {
 		op := opByName[call.Method.Name()]
-		if op != None && IsLocker(call.Value.Type()) {
-			return op, call.Value
+		if op == None || !IsLocker(call.Value.Type()) {
+			return None, nil
 		}
-		return None, nil
+		if mu, ok := ReadSide(call.Value); ok {
+			return readOp[op], mu
+		}
+		return op, call.Value
 	}
 	fn := call.StaticCallee()
 	if fn == nil || fn.Signature.Recv() == nil || len(call.Args) == 0 {

@@ -1,14 +1,13 @@
 package locks
 
 import (
-	"go/token"
 	"go/types"
 	"slices"
-	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // //confined:alias A=B on a struct type says that, in every value of it,
@@ -17,13 +16,12 @@ import (
 // Only the package's own alias directives are known (facts do not carry
 // the second path).
 
-type aliasPair struct{ from, to []string }
-
-// part is one field selection of a path, with the named struct it selects
-// from (nil when unknown).
-type part struct {
-	name string
-	base *types.Named
+type aliasPair struct {
+	from, to []string
+	// Where it is declared, for the redundancy check (aliascheck.go).
+	dir      directive.Directive
+	fromPart []part // from and to with the struct type each selection is in
+	toPart   []part
 }
 
 func (e *engine) scanAliases() {
@@ -42,7 +40,8 @@ func (e *engine) scanAliases() {
 		}
 		for _, d := range ds {
 			if d.Verb == directive.Alias && d.Lock != nil && d.AliasOf != nil {
-				e.aliases[n] = append(e.aliases[n], aliasPair{fieldNames(d.Lock), fieldNames(d.AliasOf)})
+				e.aliases[n] = append(e.aliases[n], aliasPair{from: fieldNames(d.Lock), to: fieldNames(d.AliasOf),
+					dir: d, fromPart: typedParts(n, d.Lock), toPart: typedParts(n, d.AliasOf)})
 			}
 		}
 	}
@@ -68,69 +67,24 @@ func (e *engine) lockPath(fn *ssa.Function, v ssa.Value) string {
 // joinCanonical joins root and parts after rewriting aliased selections.
 func (e *engine) joinCanonical(root string, parts []part) string {
 	for i := 0; i < len(parts); i++ {
-		for _, a := range e.aliases[parts[i].base] {
+		for _, a := range e.aliases[parts[i].Base] {
 			if i+len(a.from) <= len(parts) && slices.Equal(names(parts[i:i+len(a.from)]), a.from) {
 				repl := make([]part, len(a.to))
 				for j, n := range a.to {
-					repl[j] = part{name: n}
+					repl[j] = part{Name: n}
 				}
 				parts = append(append(append([]part(nil), parts[:i]...), repl...), parts[i+len(a.from):]...)
 				break
 			}
 		}
 	}
-	var b strings.Builder
-	b.WriteString(root)
-	for _, p := range parts {
-		b.WriteByte('.')
-		b.WriteString(p.name)
-	}
-	return b.String()
+	return objects.Join(root, parts)
 }
 
 func names(ps []part) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = p.name
+		out[i] = p.Name
 	}
 	return out
-}
-
-// splitPath is pathOf keeping each selection's struct type.
-func splitPath(fn *ssa.Function, v ssa.Value) (string, []part) {
-	var rev []part
-	for range 32 {
-		switch x := v.(type) {
-		case *ssa.FieldAddr:
-			rev = append(rev, part{fieldName(x.X.Type(), x.Field), namedOf(x.X.Type())})
-			v = x.X
-			continue
-		case *ssa.Field:
-			rev = append(rev, part{fieldName(x.X.Type(), x.Field), namedOf(x.X.Type())})
-			v = x.X
-			continue
-		case *ssa.UnOp:
-			if x.Op == token.MUL {
-				v = x.X
-				continue
-			}
-		case *ssa.ChangeType:
-			v = x.X
-			continue
-		case *ssa.MakeInterface:
-			v = x.X
-			continue
-		}
-		break
-	}
-	slices.Reverse(rev)
-	return rootName(fn, v), rev
-}
-
-func namedOf(t types.Type) *types.Named {
-	if p, ok := t.Underlying().(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	n, _ := types.Unalias(t).(*types.Named)
-	return n
 }

@@ -19,7 +19,11 @@ func declHold(sig *types.Signature, it facts.DeclItem, shared bool, pos token.Po
 	if p == "" {
 		return Hold{}, false
 	}
-	return Hold{Path: p, Class: it.LockClass, Name: shortClass(it.LockClass), Shared: shared, Pos: pos}, true
+	name := shortClass(it.LockClass)
+	if name == "" {
+		name = it.LockText // a lock passed as a parameter has no class
+	}
+	return Hold{Path: p, Class: it.LockClass, Name: name, Shared: shared, Pos: pos}, true
 }
 
 // declaredEntry is the state fn starts in: the locks it requires or
@@ -39,10 +43,13 @@ func (e *engine) declaredEntry(fn *ssa.Function) State {
 }
 
 // checkCallDecl checks a call against the callee's requires and excludes.
-func (w *walker) checkCallDecl(t *target, pos token.Pos, s State) {
+// A lock held on some paths only is not held (checklocks checks every
+// path); one lent to a closure passed to a call is. On a
+// +checklocksforce line a missing required lock counts as held from there.
+func (w *walker) checkCallDecl(t *target, pos token.Pos, s State) State {
 	obj, ok := t.fn.Object().(*types.Func)
 	if !ok {
-		return
+		return s
 	}
 	name := w.e.funcName(t.fn)
 	for _, it := range items(w.e.p.Decl(obj)) {
@@ -60,48 +67,62 @@ func (w *walker) checkCallDecl(t *target, pos token.Pos, s State) {
 		if !ok {
 			continue
 		}
-		held, isHeld := s.find(p)
-		if !isHeld && !portable(p) {
-			held, isHeld = s.findClass(h.Class)
+		if i := paramIndex(h.Path, "p"); i >= 0 && i < len(t.vals) {
+			p = w.e.lockPath(w.fn, t.vals[i]) // the lock is the argument: apply aliases
 		}
+		held, isHeld := s.find(p)
+		surely := isHeld && (!held.Maybe || held.Lent)
 		switch verb {
-		case directive.Requires:
-			if !isHeld || held.Shared && !held.Maybe {
-				if !isHeld || !held.Maybe {
-					w.e.find(pos, "requires", "call to "+name+" requires "+h.Name+" held exclusively"+heldText(isHeld, held))
-				}
+		case directive.Requires, directive.RequiresShared:
+			exclusive := verb == directive.Requires
+			if surely && (!exclusive || !held.Shared) {
+				continue
 			}
-		case directive.RequiresShared:
-			if !isHeld {
-				w.e.find(pos, "requires", "call to "+name+" requires "+h.Name+" held (at least shared)")
+			if w.e.forced(pos) {
+				h.Path, h.Shared = p, !exclusive
+				s = s.with(h)
+				continue
 			}
+			suffix := heldText(isHeld, held)
+			if !exclusive && !isHeld {
+				suffix = ""
+			}
+			w.e.find(pos, "requires", "call to "+name+" requires "+h.Name+requiredMode(exclusive)+suffix)
 		case directive.Excludes:
-			if isHeld && !held.Maybe {
-				w.e.find(pos, "excludes", "call to "+name+" while holding "+h.Name+" (taken at "+w.e.at(held.Pos)+"): it must not be held")
+			if isHeld && !held.Lent {
+				w.e.find(pos, "excludes", "call to "+name+" while holding "+h.Name+" (taken at "+w.e.at(held.Pos)+maybeText(held)+"): it must not be held")
 			}
 		case directive.ExcludesWrite:
-			if isHeld && !held.Maybe && !held.Shared {
-				w.e.find(pos, "excludes", "call to "+name+" while holding "+h.Name+" exclusively (taken at "+w.e.at(held.Pos)+")")
+			if isHeld && !held.Lent && !held.Shared {
+				w.e.find(pos, "excludes", "call to "+name+" while holding "+h.Name+" exclusively (taken at "+w.e.at(held.Pos)+maybeText(held)+")")
 			}
 		}
 	}
+	return s
+}
+
+func requiredMode(exclusive bool) string {
+	if exclusive {
+		return " held exclusively"
+	}
+	return " held (at least shared)"
+}
+
+func maybeText(h Hold) string {
+	if h.Maybe {
+		return ", on some paths"
+	}
+	return ""
 }
 
 func heldText(isHeld bool, h Hold) string {
-	if isHeld && h.Shared {
+	switch {
+	case isHeld && h.Maybe:
+		return ", but it is held on some paths only"
+	case isHeld && h.Shared:
 		return ", but it is only read-locked here"
 	}
 	return ", but it is not held here"
-}
-
-// findClass finds a hold of class.
-func (s State) findClass(class string) (Hold, bool) {
-	for _, h := range s.holds {
-		if h.Class == class && class != "" {
-			return h, true
-		}
-	}
-	return Hold{}, false
 }
 
 // finishReturns checks every return path of the function against its
@@ -115,6 +136,7 @@ func (w *walker) finishReturns() {
 	decl := w.e.p.FuncDecl(w.fn)
 	mustHold := map[string]Hold{}
 	mustRelease := map[string]Hold{}
+	mustKeep := map[string]Hold{} // requires: held on entry and on return
 	for _, it := range items(decl) {
 		h, ok := declHold(w.fn.Signature, it, false, w.fn.Pos())
 		if !ok {
@@ -127,6 +149,9 @@ func (w *walker) finishReturns() {
 		case directive.Releases, directive.ReleasesShared:
 			h.Shared = it.Verb == string(directive.ReleasesShared)
 			mustRelease[h.Path] = h
+		case directive.Requires, directive.RequiresShared:
+			h.Shared = it.Verb == string(directive.RequiresShared)
+			mustKeep[h.Path] = h
 		}
 	}
 	count := map[string]int{}     // returns holding the path
@@ -141,12 +166,20 @@ func (w *walker) finishReturns() {
 			released[p] = true
 		}
 	}
+	w.info.tries = w.tryAcquired()
+	leaked := map[string]bool{}
 	for _, r := range w.rets {
 		for _, h := range r.state.holds {
 			_, atEntry := w.entry.find(h.Path)
 			_, declared := mustHold[h.Path]
-			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && released[h.Path] && !w.fresh(h.Path) {
+			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && released[h.Path] && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && !w.successReturn(r) {
+				leaked[h.Path] = true
 				w.e.find(r.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
+					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+			}
+			if w.report && h.Maybe && h.leaky && !h.Loop && !h.Lent && h.tagKey == "" && !h.Try && !atEntry && !declared && !leaked[h.Path] && !w.fresh(h.Path) {
+				leaked[h.Path] = true
+				w.e.find(r.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on some paths into this return and released on others",
 					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
 			}
 			if d, ok := mustRelease[h.Path]; ok && w.report && !h.Maybe {
@@ -158,6 +191,27 @@ func (w *walker) finishReturns() {
 				w.e.find(r.pos, "acquires", d.Name+" is declared acquired but is not held on this return path")
 			}
 		}
+		for _, d := range sortedHolds(mustKeep) {
+			if h, ok := r.state.find(d.Path); w.report && (!ok || h.Maybe && !h.Lent || h.Shared && !d.Shared) {
+				w.e.find(r.pos, "requires", d.Name+" is required by the function and must still be"+requiredMode(!d.Shared)+" when it returns")
+			}
+		}
+	}
+	outer := map[string]bool{} // the caller's locks released here
+	for _, r := range w.info.releases {
+		outer[r.Path] = true
+	}
+	if w.report {
+		w.goroutineLeaks(leaked)
+		w.checkResultLocks()
+		declared := map[string]bool{}
+		for p := range mustHold {
+			declared[p] = true
+		}
+		for p := range mustRelease {
+			declared[p] = true
+		}
+		w.checkReturnStates(w.notReturnState(declared, leaked, outer))
 	}
 	// The summary: declared effects, plus locks held on every return.
 	for _, d := range sortedHolds(mustHold) {
@@ -165,9 +219,9 @@ func (w *walker) finishReturns() {
 	}
 	if len(w.rets) > 0 {
 		for _, h := range w.rets[0].state.holds {
-			if _, declared := mustHold[h.Path]; !declared && count[h.Path] == len(w.rets) && portable(h.Path) {
+			if _, declared := mustHold[h.Path]; !declared && count[h.Path] == len(w.rets) && (portable(h.Path) || w.keyedEffect(h)) {
 				h.Maybe, h.Loop = false, false
-				w.info.acquires = append(w.info.acquires, h)
+				w.info.acquires = append(w.info.acquires, byClass(h))
 			}
 		}
 	}
@@ -219,7 +273,7 @@ func (w *walker) checkBefore(o, h Hold, pos token.Pos) bool {
 }
 
 // checkDeclarations is the place for declaration-level checks.
-func (e *engine) checkDeclarations() {}
+func (e *engine) checkDeclarations() { e.checkAliasRedundancy() }
 
 // items is d's items; a nil Decl (no directive) has none.
 func items(d *facts.Decl) []facts.DeclItem {
@@ -230,8 +284,7 @@ func items(d *facts.Decl) []facts.DeclItem {
 }
 
 // fresh reports whether path is rooted at an object this function
-// creates: an allocation, or the result of a call to a package function
-// that returns a new allocation. Its lock left held on an error return
+// creates (objects.Index.Origin). Its lock left held on an error return
 // dies with the object (deflate_test's syncBuffer) or goes with it to
 // whoever the object is handed to; neither is a leak of anyone's lock.
 func (w *walker) fresh(path string) bool {
@@ -239,36 +292,5 @@ func (w *walker) fresh(path string) bool {
 	if root == nil {
 		return false
 	}
-	return w.freshValue(root.(ssa.Value), 0)
-}
-
-func (w *walker) freshValue(v ssa.Value, depth int) bool {
-	switch v := v.(type) {
-	case *ssa.Alloc:
-		elem := v.Type().(*types.Pointer).Elem()
-		if _, isStruct := elem.Underlying().(*types.Struct); isStruct {
-			return v.Heap // the object itself
-		}
-		// A variable (a closure's captured local) holding the object.
-		if stored := singleStore(v); stored != nil && depth == 0 {
-			return w.freshValue(stored, depth+1)
-		}
-		return false
-	case *ssa.Call:
-		callee := v.Call.StaticCallee()
-		if callee == nil || !w.e.p.FuncSet[w.e.canonical(callee)] || len(callee.Blocks) == 0 {
-			return false
-		}
-		n := 0
-		for _, b := range callee.Blocks {
-			if r, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && len(r.Results) > 0 {
-				if _, ok := r.Results[0].(*ssa.Alloc); !ok {
-					return false
-				}
-				n++
-			}
-		}
-		return n > 0
-	}
-	return false
+	return w.e.objs.Origin(w.fn, root.(ssa.Value)) != nil
 }

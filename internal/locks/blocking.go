@@ -10,6 +10,7 @@ import (
 
 	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/roots"
 )
 
@@ -23,8 +24,10 @@ import (
 // through closures' free variables). Peers are the goroutines the package
 // starts (entries, go statements, asynchronous callbacks), not exported
 // functions with unknown callers. Timer, ticker and context channels and
-// time.Sleep have no goroutine on the other end and are never reported;
-// sync.Cond.Wait releases its lock.
+// time.Sleep have no goroutine on the other end and are never reported.
+// A Cond is identified the same way; Wait waits for a Signal or Broadcast
+// and releases only its own lock (condwait.go). Blocking operations of
+// callees count at the call (funcInfo.blocks).
 
 // chanOp is one operation on a channel or WaitGroup, by identity.
 type chanOp struct {
@@ -57,10 +60,12 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 			return []chanOp{{w.e.chanKey(w.fn, x.X, 0), false}}, "channel receive"
 		}
 	case *ssa.Select:
+		bounded := false // a timer case: the select returns when it fires
 		for _, st := range x.States {
 			ops = append(ops, chanOp{w.e.chanKey(w.fn, st.Chan, 0), st.Dir == types.SendOnly})
+			bounded = bounded || st.Dir == types.RecvOnly && timerChan(st.Chan)
 		}
-		if !x.Blocking {
+		if !x.Blocking || bounded {
 			return ops, ""
 		}
 		return ops, "select"
@@ -73,10 +78,17 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 	return nil, ""
 }
 
-// callOps recognises close, WaitGroup.Done and WaitGroup.Wait.
+// callOps recognises close, WaitGroup.Done and WaitGroup.Wait, and
+// Cond.Wait, Signal and Broadcast (a Cond is a channel of wake-ups).
 func (w *walker) callOps(c *ssa.CallCommon) ([]chanOp, string) {
 	if b, ok := c.Value.(*ssa.Builtin); ok && b.Name() == "close" && len(c.Args) == 1 {
 		return []chanOp{{w.e.chanKey(w.fn, c.Args[0], 0), true}}, ""
+	}
+	switch name, cond := lockop.CondMethod(c); name {
+	case "Wait":
+		return []chanOp{{w.e.chanKey(w.fn, cond, 0), false}}, condWait
+	case "Signal", "Broadcast":
+		return []chanOp{{w.e.chanKey(w.fn, cond, 0), true}}, ""
 	}
 	callee := c.StaticCallee()
 	if callee == nil || callee.Signature.Recv() == nil || len(c.Args) == 0 || callee.Pkg == nil ||
@@ -102,36 +114,123 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 	for _, op := range ops {
 		w.info.addChan(op)
 	}
-	if what == "" || !w.report || len(s.holds) == 0 {
+	if what == "" {
 		return
 	}
-	// An operation on a buffered channel blocks only on an empty (or
-	// full) buffer, which the analysis does not model: wantConn.cancel
-	// receives, under the lock the sender takes, only after the sender
-	// has filled the buffer.
-	ops = slices.DeleteFunc(slices.Clone(ops), func(op chanOp) bool { return w.e.buffered(op.Key) })
-	if len(ops) == 0 {
-		return
+	b := blockOp{ops: ops, what: what, At: w.e.at(instr.Pos()), cond: w.condStep()}
+	if what == condWait {
+		free, ok := w.condFree(instr)
+		if !ok {
+			return // which lock it releases is unknown: it may be any held
+		}
+		b.freePath, b.freeClass = free.Path, free.Class
 	}
+	w.info.addBlock(b)
+	if w.report {
+		w.reportBlocked(instr.Pos(), []blockOp{b}, s)
+	}
+}
+
+// reportBlocked reports, for each lock held in s (but the one a Cond.Wait
+// releases), the first of blocks a peer goroutine taking that lock would
+// have to unblock.
+func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 	var mine map[*roots.Root]bool // the roots fn runs on, when first needed
 	for _, h := range s.holds {
-		// No started goroutine at all (fn's own not excluded) could unblock
-		// ops while taking the class: no finding, and no need to work out
-		// fn's contexts, a propagation over every root of the package.
-		if h.Maybe || h.Class == "" || w.e.startedTaking(ops, h.Class, nil, w.fn) == nil {
+		if h.Maybe || h.Class == "" {
 			continue
 		}
-		if mine == nil {
-			mine = map[*roots.Root]bool{}
-			for _, r := range w.e.ctx.Of(w.fn) {
-				mine[r.Root] = true
-			}
+		// A read lock blocks the unblocker only if it write-locks, or if a
+		// writer (anywhere) may be waiting: then its read lock queues too.
+		m := takeMode{class: h.Class}
+		if h.Shared {
+			m.exclusive, m.writer = true, w.e.writerOf(h.Class)
+			m.orShared = m.writer != ""
 		}
-		if r := w.e.peerTaking(ops, h.Class, mine, w.fn); r != nil {
-			w.e.find(instr.Pos(), "blocking-held", h.Name+" (taken at "+w.e.at(h.Pos)+") is held across a "+what+"; "+r.Describe()+", which would unblock it, also takes "+h.Name,
-				diag.Hop{Pos: r.Pos, What: r.Describe() + " starts here"})
+		for _, b := range blocks {
+			if b.frees(h) {
+				continue
+			}
+			// An operation on a buffered channel blocks only on an empty
+			// (or full) buffer, which the analysis does not model:
+			// wantConn.cancel receives, under the lock the sender takes,
+			// only after the sender has filled the buffer.
+			ops := slices.DeleteFunc(slices.Clone(b.ops), func(op chanOp) bool { return op.Key == "" || w.e.buffered(op.Key) })
+			// No started goroutine at all (fn's own not excluded) could
+			// unblock ops while taking the class: no finding, and no need
+			// to work out fn's contexts, a propagation over every root of
+			// the package.
+			if len(ops) == 0 || w.e.startedTaking(ops, m, nil, w.fn) == nil {
+				continue
+			}
+			if mine == nil {
+				mine = map[*roots.Root]bool{}
+				for _, r := range w.e.ctx.Of(w.fn) {
+					mine[r.Root] = true
+				}
+			}
+			r := w.e.peerTaking(ops, m, mine, w.fn)
+			if r == nil {
+				continue
+			}
+			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + b.describe() + "; " + r.Describe() + ", which would unblock it, also takes " + h.Name
+			if h.Shared && m.writer != "" && !w.e.writeLocks(r, h.Class) {
+				msg += " (read-locked, but " + m.writer + " write-locks it: a waiting writer makes every later RLock wait)"
+			}
+			w.e.find(pos, "blocking-held", msg, diag.Hop{Pos: r.Pos, What: r.Describe() + " starts here"})
+			break
 		}
 	}
+}
+
+// takeMode says which takes of a class would block on the held lock:
+// any take (an exclusive hold), or, for a read hold, exclusive takes and,
+// when a writer exists (named by writer), shared ones too.
+type takeMode struct {
+	class     string
+	exclusive bool // only exclusive takes block...
+	orShared  bool // ...or shared ones too, behind a waiting writer
+	writer    string
+}
+
+func (m takeMode) blocks(ts []take) bool {
+	for _, t := range ts {
+		if t.Class == m.class && (!m.exclusive || !t.Shared || m.orShared) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeLocks reports whether the goroutine started at r write-locks class.
+func (e *engine) writeLocks(r *roots.Root, class string) bool {
+	info := e.infos[r.Func]
+	return info != nil && (takeMode{class: class, exclusive: true}).blocks(info.takes)
+}
+
+// writerOf names a function of the package that write-locks class, ""
+// when none does.
+// Asked in the checking phase only, when the summaries are final: the
+// answer is kept per class.
+func (e *engine) writerOf(class string) string {
+	if w, ok := e.writers[class]; ok {
+		return w
+	}
+	if e.writers == nil {
+		e.writers = map[string]string{}
+	}
+	for _, fn := range e.p.Funcs {
+		if info := e.infos[fn]; info != nil {
+			for _, t := range info.takes {
+				if t.Class == class && !t.Shared && t.Via == nil {
+					e.writers[class] = e.funcName(fn)
+					return e.writers[class]
+				}
+			}
+		}
+	}
+	e.writers[class] = ""
+	return ""
 }
 
 // peerTaking finds a started goroutine, other than the ones fn runs on,
@@ -141,27 +240,38 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 // that performs the opposite operation without ever taking it (pipe.go's
 // time.AfterFunc callback that only closes the channel) unblocks it while
 // the lock is held, whatever the others do. Roots of every kind count for
-// that, exported functions included.
-func (e *engine) peerTaking(ops []chanOp, class string, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
+// that, exported functions included, but in package main: there an
+// exported name has no callers outside the package, so it runs only on
+// the goroutines the package starts.
+func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		info := e.infos[r.Func]
-		if info == nil || mine[r] || r.Func == fn {
+		if info == nil || mine[r] || r.Func == fn || e.calledInMainOnly(r) {
 			continue
 		}
-		if hasOpposite(info.chans, ops) && !takesClass(info.takes, class) {
+		if hasOpposite(info.chans, ops) && !m.blocks(info.takes) {
 			return nil
 		}
 	}
-	return e.startedTaking(ops, class, mine, fn)
+	return e.startedTaking(ops, m, mine, fn)
+}
+
+// calledInMainOnly reports whether r is an exported function of package
+// main that nothing hands out as a value: not a goroutine of its own.
+func (e *engine) calledInMainOnly(r *roots.Root) bool {
+	if r.Kind != roots.KindUnknown || e.p.Pass.Pkg.Name() != "main" || r.Func.Parent() != nil || e.ctx.Escapes(r.Func) {
+		return false
+	}
+	return r.Func.Name() != "main" && r.Func.Name() != "init"
 }
 
 // startedTaking returns the first started goroutine (not an exported
 // function's unknown callers), other than fn and the roots in mine, that
 // performs the opposite operation of one of ops and takes class.
-func (e *engine) startedTaking(ops []chanOp, class string, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
+func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		switch r.Kind {
-		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback:
+		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback, roots.KindSerialized:
 		default:
 			continue
 		}
@@ -169,11 +279,29 @@ func (e *engine) startedTaking(ops []chanOp, class string, mine map[*roots.Root]
 		if info == nil || mine[r] || r.Func == fn {
 			continue
 		}
-		if hasOpposite(info.chans, ops) && takesClass(info.takes, class) {
+		if hasOpposite(info.chans, ops) && m.blocks(info.takes) {
 			return r
 		}
 	}
 	return nil
+}
+
+// timerChan reports whether ch is a timer's channel: time.After,
+// time.Tick, or the C of a time.Timer or time.Ticker.
+func timerChan(ch ssa.Value) bool {
+	switch v := objects.Underlying(ch).(type) {
+	case *ssa.Call:
+		if f := v.Call.StaticCallee(); f != nil && f.Pkg != nil && f.Pkg.Pkg.Path() == "time" {
+			return f.Name() == "After" || f.Name() == "Tick"
+		}
+	case *ssa.UnOp:
+		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
+			if f := fieldVar(fa); f != nil && f.Name() == "C" && f.Pkg() != nil && f.Pkg().Path() == "time" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasOpposite(have, ops []chanOp) bool {
@@ -182,15 +310,6 @@ func hasOpposite(have, ops []chanOp) bool {
 			if h.Key == op.Key && h.Send != op.Send {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-func takesClass(ts []take, class string) bool {
-	for _, t := range ts {
-		if t.Class == class {
-			return true
 		}
 	}
 	return false
@@ -220,44 +339,31 @@ func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {
 			return ""
 		case *ssa.MakeChan:
 			return "make:" + e.p.Pass.Fset.Position(x.Pos()).String()
+		case *ssa.Call:
+			if _, isCond := lockop.NewCondArg(x); isCond {
+				return "make:" + e.p.Pass.Fset.Position(x.Pos()).String()
+			}
+			return ""
 		case *ssa.Alloc:
 			if _, isChan := x.Type().(*types.Pointer).Elem().Underlying().(*types.Chan); !isChan {
 				return "var:" + e.p.Pass.Fset.Position(x.Pos()).String()
 			}
-			if stored := singleStore(x); stored != nil {
+			if stored := objects.StoredOnce(x); stored != nil {
 				v = stored
 				continue
 			}
 			return ""
 		case *ssa.FreeVar:
-			parent, mc := fn.Parent(), e.closureOf[fn]
-			if parent == nil || mc == nil {
+			parent, b, ok := e.objs.Binding(fn, x)
+			if !ok {
 				return ""
 			}
-			for i, fv := range fn.FreeVars {
-				if fv == x {
-					return e.chanKey(parent, mc.Bindings[i], depth+1)
-				}
-			}
-			return ""
+			return e.chanKey(parent, b, depth+1)
 		default:
 			return ""
 		}
 	}
 	return ""
-}
-
-func singleStore(a *ssa.Alloc) ssa.Value {
-	var val ssa.Value
-	for _, r := range *a.Referrers() {
-		if st, ok := r.(*ssa.Store); ok && st.Addr == a {
-			if val != nil {
-				return nil
-			}
-			val = st.Val
-		}
-	}
-	return val
 }
 
 func typeNameOf(t types.Type) string {

@@ -9,42 +9,81 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // target is one function a call may run, with its parameters and free
 // variables as paths of the caller.
 type target struct {
 	fn       *ssa.Function
-	vals     []ssa.Value // the caller's values of the callee's parameters
-	bindVals []ssa.Value // the caller's values of the callee's free variables
+	vals     []ssa.Value // the values of the callee's parameters
+	bindVals []ssa.Value // the values of the callee's free variables
+	// owner is the function vals and bindVals live in when it is not the
+	// caller: an enclosing function whose closure is called here through a
+	// captured variable. creator is the function that made the closure
+	// called (nil for other callees): the callee's outer paths ("o:")
+	// name that function's objects.
+	owner, creator *ssa.Function
 	// exact: the call runs this function. Otherwise it is one of several
 	// candidates (interface implementations, functions stored in a
 	// func-typed field): only its acquisition edges are taken.
 	exact bool
+	// sum, when set, is the summary to apply instead of fn's (the effects
+	// every candidate of an interface call shares), and label names the
+	// call in chains instead of fn. cond counts conditional steps the
+	// call itself adds (a String method a log handler may call): its
+	// takes are that much less certain and its effects are not applied.
+	sum   *funcInfo
+	label string
+	cond  int
 
 	// args and binds are vals and bindVals as caller paths, computed on
 	// the first rewrite: most calls reach functions with nothing to
 	// rewrite, and a path costs a walk and a string.
 	args, binds []string
 	resolved    bool
+	objs        *objects.Index
+	at          ssa.Instruction // the call
 }
 
 // rewrite translates a path relative to the callee into the caller's
 // terms (see the package-level rewrite).
 func (t *target) rewrite(caller *ssa.Function, path string) (string, bool) {
 	if !t.resolved {
-		t.args, t.binds, t.resolved = pathsOf(caller, t.vals), pathsOf(caller, t.bindVals), true
+		t.args, t.binds, t.resolved = t.pathsOf(caller, t.vals), t.pathsOf(caller, t.bindVals), true
+	}
+	if inner, ok := objects.Outer(path); ok {
+		if t.creator == nil {
+			return "", false
+		}
+		p := t.objs.PathIn(caller, t.creator, inner)
+		return p, p != ""
+	}
+	// A lock of an argument built here around a named value:
+	// (&API{c: c}).get() locks c's lock.
+	root, rest := rootOf(path)
+	if i := paramIndex(root, "p"); i >= 0 && i < len(t.vals) && t.vals[i] != nil && t.vals[i].Parent() == caller {
+		if p, ok := objects.Through(caller, t.vals[i], rest, t.at); ok {
+			return p, true
+		}
 	}
 	return rewrite(path, t.args, t.binds)
 }
 
-func pathsOf(fn *ssa.Function, vs []ssa.Value) []string {
+func (t *target) pathsOf(caller *ssa.Function, vs []ssa.Value) []string {
 	if len(vs) == 0 {
 		return nil
 	}
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = pathOf(fn, v)
+		if v == nil {
+			continue // not known: the path cannot be said
+		}
+		if t.owner != nil && t.owner != caller && v.Parent() == t.owner {
+			out[i] = t.objs.PathFrom(caller, t.owner, v)
+		} else {
+			out[i] = pathOf(caller, v)
+		}
 	}
 	return out
 }
@@ -55,42 +94,139 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 	out := w.targetBuf[:0]
 	defer func() { w.targetBuf = out[:0] }()
 	if call.IsInvoke() {
-		impls := w.e.implementations(call.Method)
-		if len(impls) == 0 {
-			return nil
+		out = w.invokeTargets(call, out)
+	} else {
+		out = w.valueTargets(out, w.fn, call.Value, call.Args)
+		if len(out) == 1 && out[0].exact {
+			out = w.e.formatted(call, out)
 		}
-		vals := append([]ssa.Value{call.Value}, call.Args...)
-		for _, fn := range impls {
-			out = append(out, target{fn: fn, vals: vals})
-		}
-		return out
 	}
-	switch v := call.Value.(type) {
+	return w.atCall(out)
+}
+
+// invokeTargets resolves an interface call: the method of the dynamic
+// type when the value is a conversion of a concrete one (var d Doer = c),
+// else the package's implementations; one candidate is the callee.
+func (w *walker) invokeTargets(call *ssa.CallCommon, out []target) []target {
+	vals := append([]ssa.Value{call.Value}, call.Args...)
+	if fn := w.e.devirtualize(call); fn != nil {
+		return append(out, target{fn: fn, vals: vals, exact: true})
+	}
+	impls := w.e.implementations(call)
+	for _, fn := range impls {
+		out = append(out, target{fn: fn, vals: vals, exact: len(impls) == 1})
+	}
+	return out
+}
+
+// devirtualize returns the method an interface call runs when its value
+// is a conversion of a concrete type whose method is a source function
+// (not a promotion wrapper, whose receiver paths would be another
+// object's), or nil.
+func (e *engine) devirtualize(call *ssa.CallCommon) *ssa.Function {
+	t := objects.Underlying(call.Value).Type()
+	if types.IsInterface(t) {
+		return nil
+	}
+	prog := e.p.SSA.Pkg.Prog
+	sel := prog.MethodSets.MethodSet(t).Lookup(call.Method.Pkg(), call.Method.Name())
+	if sel == nil {
+		return nil
+	}
+	fn := prog.MethodValue(sel)
+	if fn == nil || fn.Synthetic != "" {
+		return nil
+	}
+	fn = e.canonical(fn)
+	if e.summaryOf(fn) == nil {
+		return nil
+	}
+	return fn
+}
+
+// valueTargets resolves a call of the func value v of function from: the
+// function or closure it is (a closure held in a variable, possibly the
+// enclosing function's, is the closure itself), else, edges only, the
+// functions the value may hold (objects.FuncsOf). A parameter or free
+// variable of the walked function resolves to nothing: its callers know
+// the function (paramCall).
+func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, args []ssa.Value) []target {
+	owner, callee := w.e.objs.Resolve(from, v)
+	if owner == w.fn {
+		owner = nil
+	}
+	switch v := callee.(type) {
 	case *ssa.Function:
 		fn := w.e.canonical(v)
 		if m := w.e.thunkMethod(v); m != nil {
 			fn = m // (*T).m(x): the thunk's parameters are the method's, receiver first
 		}
-		out = append(out, target{fn: fn, vals: call.Args, exact: true})
+		return append(out, target{fn: fn, vals: args, exact: true})
 	case *ssa.MakeClosure:
 		fn, ok := v.Fn.(*ssa.Function)
 		if !ok {
-			return nil
+			return out
 		}
 		if m := w.e.boundMethod(fn); m != nil && len(v.Bindings) == 1 {
-			out = append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), call.Args...), exact: true})
-		} else {
-			out = append(out, target{fn: w.e.canonical(fn), vals: call.Args, bindVals: v.Bindings, exact: true})
+			return append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), args...), owner: owner, exact: true, objs: w.e.objs})
 		}
-	case *ssa.UnOp:
-		// A call of a func-typed field: the package's functions stored in it.
-		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
-			for _, fn := range w.e.fieldFuncs[fieldVar(fa)] {
-				out = append(out, target{fn: fn, vals: call.Args})
-			}
+		return append(out, target{fn: w.e.canonical(fn), vals: args, bindVals: v.Bindings, owner: owner, creator: v.Parent(), exact: true, objs: w.e.objs})
+	}
+	if w.calledParam(from, v) != "" {
+		return out
+	}
+	fns := w.e.funcsOf(from, v)
+	fa := fieldLoad(v)
+	for _, fn := range fns {
+		if fa != nil {
+			// A callback called through the field of the object it
+			// captured runs with that object (selfbound.go).
+			out = append(out, w.fieldTarget(fn, fa, args, len(fns) == 1))
+			continue
+		}
+		out = append(out, target{fn: fn, vals: args})
+	}
+	return out
+}
+
+// fieldLoad is the field address v loads from (x.F), or nil.
+func fieldLoad(v ssa.Value) *ssa.FieldAddr {
+	if u, ok := objects.Underlying(v).(*ssa.UnOp); ok && u.Op == token.MUL {
+		fa, _ := u.X.(*ssa.FieldAddr)
+		return fa
+	}
+	return nil
+}
+
+// funcsOf lists the package functions a func value may hold, method
+// values as their methods (objects.FuncsOf).
+func (e *engine) funcsOf(from *ssa.Function, v ssa.Value) []*ssa.Function {
+	var out []*ssa.Function
+	for _, f := range e.objs.FuncsOf(from, v) {
+		if m := e.boundMethod(f); m != nil {
+			f = m
+		}
+		if f = e.canonical(f); e.p.FuncSet[f] && !slices.Contains(out, f) {
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// atCall marks targets with the call instruction being walked.
+func (w *walker) atCall(ts []target) []target {
+	for i := range ts {
+		ts[i].at = w.at
+	}
+	return ts
+}
+
+// name names the callee in call chains.
+func (t *target) name(e *engine) string {
+	if t.label != "" {
+		return t.label
+	}
+	return e.funcName(t.fn)
 }
 
 // canonical maps generic instantiations to their origin.
@@ -145,40 +281,62 @@ func fieldVar(fa *ssa.FieldAddr) *types.Var {
 
 // call applies the effect of a non-lock call.
 func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
-	s = w.handOff(call.Args, s)
-	for _, t := range w.targets(call) {
-		if w.report && t.exact {
-			w.checkCallDecl(&t, pos, s)
+	if w.report {
+		w.e.recordClosureCall(w.fn, call, s)
+	}
+	s = w.handOff(call.Args, s, false)
+	ts := w.targets(call)
+	if len(ts) == 0 && !call.IsInvoke() {
+		w.recordParamCall(call.Value, pos, s)
+	}
+	ts = w.withCommonEffects(ts, call)
+	for _, t := range ts {
+		if w.report && t.exact && t.sum == nil {
+			s = w.checkCallDecl(&t, pos, s)
 		}
-		sum := w.e.summaryOf(t.fn)
+		sum := w.summaryFor(&t)
+		// The takes and channel operations change no state: they only
+		// make the summary, edges and findings of the final pass.
+		if w.final {
+			w.callParams(&t, sum, pos, s)
+		}
 		if sum == nil {
 			continue
 		}
-		// The takes and channel operations change no state: they only
-		// make the summary, edges and findings of the final pass.
 		if w.final {
 			w.callTakes(&t, sum, pos, s)
 			for _, op := range sum.chans {
 				w.info.addChan(op)
 			}
+			w.callBlocks(&t, sum, pos, s)
 		}
-		if !t.exact {
+		if !t.exact || t.cond > 0 {
 			continue
 		}
 		for _, r := range sum.releases {
 			if p, ok := t.rewrite(w.fn, r.Path); ok {
+				if o, ok := s.underOtherName(Hold{Path: p, Class: r.Class}); ok {
+					p = o.Path
+				}
+				w.unlocked[p] = true
 				if _, held := s.find(p); !held {
 					if w.final {
 						w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
+						w.info.addUnlock(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
 					}
-					s.outer = true
+					s = s.releasedOuter(p)
 				}
 				s = s.without(p)
 			}
 		}
+		if c, ok := w.at.(*ssa.Call); ok && len(sum.tries) > 0 {
+			s = w.applyTryAcquires(&t, sum, c, s)
+		}
 		for _, a := range sum.acquires {
 			if p, ok := t.rewrite(w.fn, a.Path); ok {
-				a.Path, a.Pos, a.Maybe, a.Loop = p, pos, false, false
+				p = keyedAt(p, pos)
+				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)
+				a.Inferred = !w.e.declaresAcquire(t.fn)
 				s = s.with(a)
 			}
 		}
@@ -192,10 +350,11 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	if len(sum.takes) == 0 {
 		return
 	}
-	name := w.e.funcName(t.fn)
-	step := w.condStep()
+	name := t.name(w.e)
+	step := w.condStep() + t.cond
 	for _, tk := range sum.takes {
-		if tk.afterRelease || tk.cond+step > maxCond || tk.Via.len()+1 > maxVia {
+		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact}
+		if next.cond > maxCond || tk.Via.len()+1 > next.viaBound() {
 			continue
 		}
 		via := tk.Via.push(name)
@@ -203,22 +362,56 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if h.Sub == "" {
 			h.Sub = w.argSub(tk.Path, t.vals)
 		}
+		if tk.afterRelease {
+			w.retakeEdges(t, tk, h, pos, via, s)
+			continue
+		}
 		if p, ok := t.rewrite(w.fn, tk.Path); ok && t.exact {
-			h.Path = p
+			h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
 			// A closure checked under this state reports inside itself.
 			inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
 			// Only a callee that takes the lock on every path to its
 			// return is a double lock; one that may take it depends on
 			// values the analysis does not follow.
-			if old, held := s.find(p); held && w.report && !old.Maybe && !inline && !old.Opaque && tk.cond == 0 {
+			// A lock maybe-held over the loop's back-edge and taken for
+			// sure again is a re-lock on the next iteration (as for a
+			// direct Lock), when this function unlocks it somewhere or
+			// took it through a helper.
+			old, held := s.find(p)
+			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
+			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
+			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && tk.cond == 0 {
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
 			}
 		}
 		if w.report {
-			w.edgesTo(s, h, pos, via)
+			w.edgesTo(s, h, pos, via, t.exact && tk.certain())
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, cond: tk.cond + step, Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, loose: next.loose, Sub: h.Sub})
 	}
+}
+
+// retakeEdges records the edges of a callee's take made after it released
+// some of the caller's locks (s.mu.Unlock(); ...; s.mu.Lock() under the
+// caller's item.mu): every lock the caller holds that the callee did not
+// release is held at the retake. Such takes go no further up: the
+// caller's caller may hold what was released.
+func (w *walker) retakeEdges(t *target, tk take, h Hold, pos token.Pos, via *callChain, s State) {
+	if !w.report || !t.exact || len(tk.released) == 0 {
+		return
+	}
+	for _, r := range tk.released {
+		p, ok := t.rewrite(w.fn, r)
+		if !ok {
+			return // the callee released a lock the caller cannot name
+		}
+		s = s.drop(p)
+	}
+	if p, ok := t.rewrite(w.fn, tk.Path); ok {
+		h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
+	}
+	w.edgesTo(s, h, pos, via, tk.cond == 0)
 }
 
 // handOff applies the releases of closures passed to a call or returned:
@@ -226,12 +419,14 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 // call (a completion callback) or returned (a release func), takes that
 // unlock over, so the lock no longer counts as held here (nor as
 // definitely released).
-func (w *walker) handOff(vals []ssa.Value, s State) State {
+//
+// A goroutine started on it (started) takes over every unlock of the
+// caller's lock it makes at some point, also one it takes again after:
+// the goroutine of a semaphore (h.Unlock(); h.Lock() in its loop) holds
+// the caller's h from then on.
+func (w *walker) handOff(vals []ssa.Value, s State, started bool) State {
 	for _, a := range vals {
-		if ct, ok := a.(*ssa.ChangeType); ok { // a named func type
-			a = ct.X
-		}
-		mc, ok := a.(*ssa.MakeClosure)
+		mc, ok := objects.Underlying(a).(*ssa.MakeClosure) // through a named func type, a variable
 		if !ok {
 			continue
 		}
@@ -248,8 +443,12 @@ func (w *walker) handOff(vals []ssa.Value, s State) State {
 		if sum == nil {
 			continue
 		}
-		for _, r := range sum.releases {
-			if p, ok := rewrite(r.Path, args, binds); ok {
+		for _, r := range sum.handedOver(started) {
+			p, ok := rewrite(r.Path, args, binds)
+			if inner, outer := objects.Outer(r.Path); outer {
+				p, ok = inner, true // the closure was made here
+			}
+			if ok {
 				if _, held := s.find(p); held {
 					s = s.without(p)
 					s.released = remove(s.released, p)
@@ -260,8 +459,47 @@ func (w *walker) handOff(vals []ssa.Value, s State) State {
 	return s
 }
 
+// goHandOff applies the releases of a function started by a go statement
+// on a static callee (go s.finish(), where finish unlocks s.mu): the new
+// goroutine takes the unlock over, so the lock no longer counts as held
+// here, nor as released.
+func (w *walker) goHandOff(call *ssa.CallCommon, s State) State {
+	if _, isClosure := call.Value.(*ssa.MakeClosure); isClosure {
+		return s // handOff's case
+	}
+	for _, t := range w.targets(call) {
+		if !t.exact {
+			continue
+		}
+		sum := w.e.summaryOf(t.fn)
+		if sum == nil {
+			continue
+		}
+		for _, r := range sum.handedOver(true) {
+			if p, ok := t.rewrite(w.fn, r.Path); ok {
+				if _, held := s.find(p); held {
+					s = s.without(p)
+					s.released = remove(s.released, p)
+				}
+			}
+		}
+	}
+	return s
+}
+
+// handedOver is what a function takes over of its caller's locks when
+// given them: what it releases, and, run as a goroutine of its own, what
+// it unlocks at some point.
+func (f *funcInfo) handedOver(started bool) []Hold {
+	if !started || len(f.unlocks) == 0 {
+		return f.releases
+	}
+	return append(slices.Clone(f.releases), f.unlocks...)
+}
+
 // condStep is 0 when the instruction being walked runs on every path to
-// the function's return (its block dominates every returning block), 1
+// the function's return (its block dominates every returning block, or,
+// when some branches are dead, every live path to a return passes it), 1
 // otherwise: one conditional step for the takes it causes.
 func (w *walker) condStep() int {
 	if w.blk == nil {
@@ -278,12 +516,75 @@ func (w *walker) condStep() int {
 			}
 		}
 	}
+	if len(w.dead) > 0 {
+		if w.avoidable(w.blk) {
+			return 1
+		}
+		return 0
+	}
 	for _, r := range w.retBlocks {
 		if !w.blk.Dominates(r) {
 			return 1
 		}
 	}
 	return 0
+}
+
+// markDead records whether the branch p -> b is impossible.
+func (w *walker) markDead(p, b *ssa.BasicBlock, dead bool) {
+	k := [2]int{p.Index, b.Index}
+	if dead {
+		if w.dead == nil {
+			w.dead = map[[2]int]bool{}
+		}
+		w.dead[k] = true
+	} else if w.dead[k] {
+		delete(w.dead, k)
+	}
+}
+
+// avoidable reports whether a return is reachable from the entry over
+// live branches without passing through block b.
+func (w *walker) avoidable(b *ssa.BasicBlock) bool {
+	if b == w.fn.Blocks[0] {
+		return false
+	}
+	seen := make([]bool, len(w.fn.Blocks))
+	work := []*ssa.BasicBlock{w.fn.Blocks[0]}
+	seen[0] = true
+	for len(work) > 0 {
+		cur := work[len(work)-1]
+		work = work[:len(work)-1]
+		if slices.Contains(w.retBlocks, cur) {
+			return true
+		}
+		for _, succ := range cur.Succs {
+			if succ == b || seen[succ.Index] || w.dead[[2]int{cur.Index, succ.Index}] {
+				continue
+			}
+			seen[succ.Index] = true
+			work = append(work, succ)
+		}
+	}
+	return false
+}
+
+// calleeObj returns the object of this function holding the lock a callee
+// names by path (relative to the callee), when the path's root is an
+// argument or binding created here and the lock lies inside it (reached
+// through value fields only): see Hold.Obj.
+func (w *walker) calleeObj(t *target, path string) ssa.Value {
+	root, rest := rootOf(path)
+	var v ssa.Value
+	if i := paramIndex(root, "p"); i >= 0 && i < len(t.vals) {
+		v = t.vals[i]
+	} else if i := paramIndex(root, "f"); i >= 0 && i < len(t.bindVals) {
+		v = t.bindVals[i]
+	}
+	if v == nil || !lockop.InsideObject(v.Type(), rest) {
+		return nil
+	}
+	return w.e.objs.Origin(w.fn, v)
 }
 
 // argSub refines a callee's take of a lock directly in a parameter's
@@ -295,28 +596,5 @@ func (w *walker) argSub(path string, vals []ssa.Value) string {
 	if i < 0 || i >= len(vals) || strings.Count(rest, ".") != 1 {
 		return ""
 	}
-	return valueFieldSub(vals[i])
-}
-
-// valueFieldSub returns the key of the value struct field v addresses
-// (v = &x.f with f a struct, not a pointer), "" otherwise.
-func valueFieldSub(v ssa.Value) string {
-	for range 4 {
-		switch x := v.(type) {
-		case *ssa.ChangeType:
-			v = x.X
-			continue
-		case *ssa.MakeInterface:
-			v = x.X
-			continue
-		case *ssa.FieldAddr:
-			if f := fieldVar(x); f != nil {
-				if _, isStruct := f.Type().Underlying().(*types.Struct); isStruct {
-					return lockop.ClassKey(f)
-				}
-			}
-		}
-		return ""
-	}
-	return ""
+	return w.e.objs.Via(vals[i])
 }

@@ -22,39 +22,101 @@
 // # Decisions where the contract is silent
 //
 //   - Joins: a lock held on some incoming paths only is "maybe held". Maybe
-//     holds never produce double-lock, leak, guard or requires findings,
-//     nor order edges: a path-insensitive analysis cannot tell
-//     `if c { mu.Lock() } ... if c { mu.Unlock() }` from a bug. The one
-//     exception: a lock maybe-held only over a loop back-edge, locked again
-//     in the loop and unlocked somewhere in the function, is a re-lock on
-//     the next iteration [lock-leak].
+//     holds produce no double-lock findings or order edges. The walk
+//     follows branch conditions (cond.go): a maybe-hold is tagged with the
+//     condition that told the merged paths apart, and a later branch on
+//     the same value (by path: two loads of one flag agree) makes it
+//     definite or drops it, so `if c { mu.Lock() } ... if c { mu.Unlock()
+//     }` balances; branches a known value rules out (a constant, a flag
+//     tested before, a parameter bound to a constant at the call:
+//     specialize.go) are dead. A lock maybe-held over a loop back-edge and
+//     taken again for sure in the loop, directly or by a call, where the
+//     function unlocks it somewhere or took it through a helper, is a
+//     re-lock on the next iteration [lock-leak]. Annotations are must-hold, as checklocks: a guarded
+//     access or a call requiring a lock needs it on every path, and a
+//     maybe-held lock at a return is an inconsistent return state
+//     (returns.go lists what does not count).
 //   - Double lock compares symbolic paths: a.mu then b.mu of two values of
 //     one type is not reported (lockdep would report same-class nesting;
 //     it is common and usually ordered by the program, e.g. by address).
-//     Same-class nesting also adds no order edge. Locks behind a
-//     sync.Locker interface are never double-locked (RLocker).
+//     Same-class nesting also adds no order edge. A Locker the package
+//     shows the origin of is that lock (objects.LockerOf): mu.RLocker()
+//     is mu's read side, a Cond's L the Locker given to sync.NewCond,
+//     also when the Cond or Locker is kept in a field every store into
+//     which makes it from a lock of the same object. Locks behind a
+//     Locker of unknown origin are never double-locked.
+//   - Per-key locks: a lock kept as an element of a map, slice or array
+//     field has its container's class, "KeyLocks.m[]" (lockop.ElementOf).
+//     A helper that leaves one key's lock held, or releases it, under a
+//     path its caller cannot name has that effect by class (keyed.go):
+//     two keys are two locks (no double lock), the order against other
+//     classes counts.
 //   - Leaks: a lock taken here, definitely held on one return path and
-//     definitely released on another, leaks on the first. A lock held on
-//     every return is the function's effect (a lock helper): inferred like
-//     `acquires`, applied at call sites and exported. Locks taken by
-//     TryLock and locks whose unlock is handed to a closure passed to a
-//     call (a completion callback) are not leaks. Panicking paths (the
-//     recover block) are not return paths.
+//     definitely released on another, leaks on the first; so does one
+//     held for sure on one path and released for sure on another where
+//     the two merge before a single return (Hold.leaky; not when the merge
+//     is explained by a defer registered on some paths, or an unlock
+//     handed to a goroutine). A lock held on every return is the
+//     function's effect (a lock helper): inferred like `acquires`, applied
+//     at call sites and exported. A lock held exactly on the returns
+//     reporting success (nil error, or a non-nil handle) and released on
+//     the others is acquired on success (tryacquire.go, Clang's
+//     TRY_ACQUIRE): callers hold it where their test of the result says
+//     success. Locks taken by TryLock and locks whose unlock is handed to
+//     a closure passed to a call or to a started goroutine are not leaks.
+//     Panicking paths (the recover block) are not return paths.
 //   - Unlock not held: only when the same path was unlocked before on every
 //     path (a double unlock). An unlock of a lock never taken in the
 //     function releases the caller's lock and becomes part of its summary.
-//   - Closures passed to a call other than go/defer are assumed to run now
-//     (the contract) but may be kept: the caller's locks are maybe-held in
-//     them, which silences guard findings without creating edges.
-//   - Calls through func-typed fields take the edges of every function of
-//     the package stored into that field; interface calls those of the
+//   - Closures run in place (called, deferred, range-over-func bodies) are
+//     checked under the join of their call sites' states, parameters bound
+//     to arguments (summarize.go). Closures passed to a call other than
+//     go/defer are assumed to run now (the contract) but may be kept: the
+//     caller's locks are lent to them (Hold.Lent), which satisfies guards
+//     without creating findings or edges.
+//   - Calls of func values that are not one known function (a field, a
+//     map or slice element, a package var) take the edges of every
+//     function of the package that reaches it (objects.FuncsOf: stored
+//     directly, through a setter's parameter, a functional option, a
+//     composite literal or append); interface calls those of the
 //     package's types implementing the interface. Neither changes the
-//     lock state (the callee is not known exactly). Only interfaces the
-//     package declares are resolved, and only to types the package
-//     converts to the interface (directly, or to an interface whose values
-//     it converts or asserts to this one), unless both the interface and
-//     the type are exported: crypto/tls's *Conn has the Write of its
-//     transcriptHash by accident and is never one.
+//     lock state, with two exceptions: an interface call on a value
+//     converted from a concrete type (var d Doer = c) or with a single
+//     candidate runs that method (an exact call), and the locks every
+//     candidate takes on every path, acquires or releases at the same
+//     path (relative to the call) are the call's effect. Only interfaces
+//     the package declares are resolved, and only to types implementing
+//     the interface of the called value (an Indexer's List, embedded from
+//     Store, runs no type that is only a Store) that the package converts
+//     to it (directly, in a package var's initializer, by a `var _ I =
+//     (*T)(nil)` assertion, or to an interface whose values it converts or
+//     asserts to this one), unless both the interface and the type are
+//     exported: crypto/tls's *Conn has the Write of its transcriptHash by
+//     accident and is never one.
+//   - A function that calls a func-typed parameter (or a captured
+//     variable) records the call with the locks it holds there (a
+//     paramCall); each call site that passes a known function adds that
+//     function's takes under those locks and its own (edges; a double
+//     lock when the callee calls it on every path and the function takes
+//     the lock on every path), or, passing its own parameter on, records
+//     the call in its summary. Only a callee known exactly: the locks a
+//     candidate of an interface call holds around the call are a guess
+//     on top of another. sync.Once.Do runs its argument (the first
+//     time only: a conditional step). Param calls are not exported: a
+//     callback passed across packages adds no edges.
+//   - fmt, log, log/slog and testing's Log family call the String or
+//     Error method of operands formatted with %v, %s, %q, %x, %X (%w for
+//     Errorf) or printed by Print and Println, when the operand's static
+//     type has one (and no Format method): a call of it, exact for a
+//     pointer receiver on the pointer itself, edges only otherwise (a value
+//     receiver locks a copy); conditional under log/slog, whose JSON
+//     handler does not call String. A format string that is not a
+//     constant calls nothing.
+//   - A Lock or Unlock method of a user type (a sync.Locker) whose effect
+//     is declared (acquires/releases) or inferred from its body is a call
+//     with that effect, not an opaque lock operation on the value: the
+//     lock is the field it names, so requires and guards on that field are
+//     satisfied. Calls through a sync.Locker interface stay opaque.
 //   - May versus must: a take records how many conditional steps lead to
 //     it (the acquisition, and each call on the way, whose block does not
 //     dominate every return of its function). A double lock through a
@@ -64,29 +126,51 @@
 //     handlePostHandshakeMessage never renegotiates). Order edges through
 //     calls use may-takes, but a take more than maxCond conditional steps
 //     or maxVia calls away propagates no further (debug and trace paths,
-//     chains no reader can check: go/types' Checker.trace). Among equal
+//     chains no reader can check: go/types' Checker.trace). A certain
+//     take (no conditional step, every call exact: not an interface or
+//     func-field candidate) is no guess at any depth and goes up to
+//     maxMustVia calls. Among equal
 //     takes the most certain, then the shortest, witness is kept. A lock
 //     taken on both branches of an if counts as conditional (dominance,
 //     not a must-dataflow): accepted.
-//   - Lock classes are refined by the value struct field holding the
-//     lock's struct (Hold.Sub): c.in.Mutex and c.out.Mutex are both class
-//     halfConn.Mutex but never the same lock. A cycle closes only where
-//     consecutive edges meet on refinements that can be equal (unknown,
-//     through a pointer, matches any), so c.in -> hs and hs -> c.out is no
-//     inversion; messages keep naming the class.
+//   - Lock classes are refined by how the lock's struct was reached
+//     (Hold.Sub, objects.Index.Via): the value struct field holding it
+//     (c.in.Mutex and c.out.Mutex are both halfConn.Mutex but never the
+//     same lock), or the alias group of the pointer field it was loaded
+//     from (a Store as Node.wal and as Table.data, when the package never
+//     puts one field's object into the other). A cycle closes only where
+//     consecutive edges meet on refinements that can be equal (unknown
+//     matches any), so c.in -> hs and hs -> c.out is no inversion;
+//     messages keep naming the class. Locks in anonymous struct fields are
+//     classes of their own, named by the field (Store.coalescedMu).
+//   - Which object: paths, freshness and publication come from package
+//     objects. A lock of an object this function created and has not yet
+//     published (objects.Index.Private: no publication of that allocation
+//     can have run since it executed; the publishing instruction itself
+//     counts as published) orders nothing: no other goroutine can hold
+//     it. A callee that releases the caller's lock and takes it again
+//     retakes it under the caller's other locks: edges.
 //   - Edges are exported as the package's own; the facts of every
 //     transitive dependency are visible to the analysis (AllPackageFacts),
-//     so a cycle across packages is found where it closes. Each cycle is
-//     reported once, at the latest acquisition observed in the package.
-//     A cycle through an edge that breaks a declared `before` order is
-//     reported as [before-order] only.
+//     so a cycle across packages is found where it closes. One witness
+//     per edge, chosen by rule (production before test, certain before
+//     possible, earliest position), not by walk order. Cycles are grouped
+//     by shared edges and reported at the edge closing the most of them
+//     (cycles.go); ties go to the latest acquisition. A cycle of three or
+//     more locks needs every edge certain; a cycle that needs an edge seen
+//     only in a _test.go file is [lock-order-test]. A cycle through an
+//     edge that breaks a declared `before` order is reported as
+//     [before-order] only. An ignore at any local witness of a cycle
+//     silences it.
 //   - Facts leave out private leaf classes (facts.go, privateLeaves): a
 //     lock declared by an unexported var or field of the package, never
 //     left held or released for a caller, with no edge out of it. No
 //     importer can hold one or close a cycle through it, so its takes
 //     would only travel: sync.Pool's allPoolsMu and sync.Once's m were a
 //     third of all takes in the facts of etcd's packages.
-//   - Guards: a write is a store, ++, map insert/delete, append assigned
+//   - Guards: every guard of a field must be held; locks of local values
+//     are per instance (no class fallback), index expressions are part of
+//     the path. A write is a store, ++, map insert/delete, append assigned
 //     back, or the address taken for anything but a sync/atomic call;
 //     accesses through a value allocated in the same function are
 //     construction (publication is not tracked).
@@ -97,7 +181,12 @@
 //     time.AfterFunc callback closing the channel, unblocks it anyway),
 //     and operations on channels every make of which is buffered are not
 //     reported (occupancy is not modelled: net/http's wantConn receives
-//     under the lock only once the sender filled the buffer).
+//     under the lock only once the sender filled the buffer). Cond.Wait
+//     blocks until a Signal or Broadcast and releases only its own lock
+//     (a Wait whose lock is unknown is not taken as blocking). The
+//     operations that block in a callee count at the call (condwait.go).
+//     In package main an exported function has no callers outside the
+//     package: it is no unblocker of its own.
 //   - Loops: a lock reached from a value the loop recomputes (a phi, a
 //     value computed in the loop, or a captured variable assigned in it:
 //     c = c.parent; c.mu.Lock()) is another lock on the next iteration,

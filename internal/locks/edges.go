@@ -2,12 +2,10 @@ package locks
 
 import (
 	"go/token"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/confinelint/confinelint/facts"
-	"github.com/confinelint/confinelint/internal/diag"
 )
 
 // edge says lock class To was taken while From was held.
@@ -23,52 +21,113 @@ type edge struct {
 	// declared: the edge breaks a //confined:before order, already
 	// reported as such; cycles through it are not reported again.
 	declared bool
+	// test: witnessed in a _test.go file. must: To is taken for sure once
+	// the witness gets there (directly, or on every path of callees
+	// called exactly), the evidence a long cycle needs (cycles.go).
+	test, must bool
 }
 
 // edgesTo records an edge from every lock definitely held in s to h,
-// taken at pos (directly, or through the calls in via), and checks
-// declared //confined:before orders.
-func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain) {
+// taken at pos (directly, or through the calls in via; must as for
+// edge.must), and checks declared //confined:before orders.
+func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain, must bool) {
+	site := edgeSite{fn: w.e.funcName(w.fn), pos: pos, test: w.e.inTest(pos)}
+	if via != nil {
+		site.via = via.text()
+	}
+	w.edgesFrom(s.holds, h, site, must)
+}
+
+// edgeSite is where an edge is witnessed: the function, the position of
+// the acquisition (or the call leading to it) and the calls on the way.
+type edgeSite struct {
+	fn   string
+	pos  token.Pos
+	via  string
+	test bool
+}
+
+// edgesFrom records an edge from every definite hold of holds to h.
+func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 	if h.Class == "" {
 		return
 	}
-	for _, o := range s.holds {
+	for _, o := range holds {
 		if o.Maybe || o.Class == "" || o.Class == h.Class {
 			continue
 		}
-		broken := w.checkBefore(o, h, pos)
-		k := edgeKey{o.Class, h.Class, o.Sub, h.Sub}
-		if w.e.edgeSeen[k] {
-			continue // the first witness stands
+		broken := w.checkBefore(o, h, site.pos) // a declared order holds even for private locks
+		// A lock of an object no other goroutine can see yet neither
+		// waits for anyone nor makes anyone wait.
+		if w.private(h) || w.private(o) {
+			continue
 		}
-		wit := "in " + w.e.funcName(w.fn) + " (" + w.e.at(o.Pos) + " -> " + w.e.at(pos)
-		if via != nil {
-			wit += " via " + via.text()
+		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,
+			declared: broken, test: site.test, must: must}
+		if !w.e.betterWitness(x) {
+			continue
 		}
-		w.e.addEdge(edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromName: o.Name, ToName: h.Name, Fn: w.e.funcName(w.fn), FromPos: o.Pos, ToPos: pos, Witness: wit + ")", declared: broken})
+		x.FromName, x.ToName, x.Fn = o.Name, h.Name, site.fn
+		x.Witness = "in " + x.Fn + " (" + w.e.at(o.Pos) + " -> " + w.e.at(site.pos)
+		if site.via != "" {
+			x.Witness += " via " + site.via
+		}
+		x.Witness += ")"
+		w.e.addEdge(x)
 	}
 }
 
 // edgeKey identifies an edge: classes and refinements at both ends.
 type edgeKey struct{ from, to, fromSub, toSub string }
 
+func (x edge) key() edgeKey { return edgeKey{x.From, x.To, x.FromSub, x.ToSub} }
+
+// betterWitness reports whether x would replace the witness recorded for
+// its key: by a rule that does not depend on the order functions are
+// walked in (production before test, certain before possible, then the
+// earliest position), so every driver reports the same witness.
+func (e *engine) betterWitness(x edge) bool {
+	i, ok := e.edgeAt[x.key()]
+	if !ok {
+		return true
+	}
+	old := e.edges[i]
+	if x.declared && !old.declared {
+		return true
+	}
+	if old.test != x.test {
+		return old.test
+	}
+	if old.must != x.must {
+		return x.must
+	}
+	return x.ToPos < old.ToPos || x.ToPos == old.ToPos && x.FromPos < old.FromPos
+}
+
 func (e *engine) addEdge(x edge) {
-	k := edgeKey{x.From, x.To, x.FromSub, x.ToSub}
-	if e.edgeSeen[k] {
+	if e.edgeAt == nil {
+		e.edgeAt = map[edgeKey]int{}
+	}
+	if i, ok := e.edgeAt[x.key()]; ok {
+		x.declared = x.declared || e.edges[i].declared
+		e.edges[i] = x
 		return
 	}
-	if e.edgeSeen == nil {
-		e.edgeSeen = map[edgeKey]bool{}
-	}
-	e.edgeSeen[k] = true
+	e.edgeAt[x.key()] = len(e.edges)
 	e.edges = append(e.edges, x)
+}
+
+// inTest reports whether pos lies in a _test.go file.
+func (e *engine) inTest(pos token.Pos) bool {
+	f := e.p.Pass.Fset.File(pos)
+	return f != nil && strings.HasSuffix(f.Name(), "_test.go")
 }
 
 func (e *engine) edgesFact() *facts.LockEdges {
 	f := &facts.LockEdges{}
 	for _, x := range e.edges {
 		wit := "in " + e.p.Pass.Pkg.Name() + "." + strings.TrimPrefix(x.Witness, "in ")
-		f.Edges = append(f.Edges, facts.Edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, Witness: wit})
+		f.Edges = append(f.Edges, facts.Edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, Witness: wit, Test: x.test, Must: x.must})
 	}
 	sort.Slice(f.Edges, func(i, j int) bool { return edgeLess(f.Edges[i], f.Edges[j]) })
 	return f
@@ -98,7 +157,7 @@ func (e *engine) graph() map[string][]edge {
 		return edgeLess(a, b) || !edgeLess(b, a) && a.Witness < b.Witness
 	})
 	for _, x := range imported {
-		add(edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, FromName: shortClass(x.From), ToName: shortClass(x.To), Witness: x.Witness})
+		add(edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, FromName: shortClass(x.From), ToName: shortClass(x.To), Witness: x.Witness, test: x.Test, must: x.Must})
 	}
 	for k := range g {
 		sort.SliceStable(g[k], func(i, j int) bool {
@@ -120,104 +179,4 @@ func edgeLess(a, b facts.Edge) bool {
 		return a.FromSub < b.FromSub
 	}
 	return a.ToSub < b.ToSub
-}
-
-// sameLock reports whether two refinements of one class can be the same
-// lock: unknown ("") can be anything.
-func sameLock(a, b string) bool { return a == "" || b == "" || a == b }
-
-// pathBetween finds a shortest chain of edges from x.To back to x.From,
-// through locks that can be the same where consecutive edges meet (the
-// refinements, Sub, of a class under two different value fields, as
-// c.in and c.out, never meet).
-func pathBetween(g map[string][]edge, x edge) []edge {
-	type node struct{ class, sub string }
-	type step struct {
-		prev node
-		via  edge
-	}
-	start := node{x.To, x.ToSub}
-	prev := map[node]step{}
-	seen := map[node]bool{start: true}
-	queue := []node{start}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, y := range g[cur.class] {
-			if !sameLock(y.FromSub, cur.sub) {
-				continue
-			}
-			if y.To == x.From && sameLock(y.ToSub, x.FromSub) {
-				out := []edge{y}
-				for at := cur; at != start; at = prev[at].prev {
-					out = append([]edge{prev[at].via}, out...)
-				}
-				return out
-			}
-			next := node{y.To, y.ToSub}
-			if seen[next] {
-				continue
-			}
-			seen[next] = true
-			prev[next] = step{cur, y}
-			queue = append(queue, next)
-		}
-	}
-	return nil
-}
-
-// reportCycles reports each cycle that closes in this package once, at
-// the latest acquisition of its edges observed here.
-func (e *engine) reportCycles() {
-	if len(e.edges) == 0 {
-		return
-	}
-	g := e.graph()
-	type cycle struct {
-		at   edge   // the reported edge (local)
-		back []edge // the rest of the cycle, from at.To back to at.From
-	}
-	byKey := map[string]*cycle{}
-	var keys []string
-	for _, x := range e.edges {
-		back := pathBetween(g, x)
-		if back == nil || x.declared || slices.ContainsFunc(back, func(b edge) bool { return b.declared }) {
-			continue
-		}
-		names := []string{x.From + ">" + x.To}
-		for _, b := range back {
-			names = append(names, b.From+">"+b.To)
-		}
-		slices.Sort(names)
-		names = slices.Compact(names) // one report per cycle of classes
-		sort.Strings(names)
-		key := strings.Join(names, " ")
-		if c, ok := byKey[key]; !ok {
-			byKey[key] = &cycle{at: x, back: back}
-			keys = append(keys, key)
-		} else if x.ToPos > c.at.ToPos {
-			c.at, c.back = x, back
-		}
-	}
-	for _, k := range keys {
-		c := byKey[k]
-		var first []string
-		var hops []diag.Hop
-		for _, b := range c.back {
-			first = append(first, b.FromName+" then "+b.ToName+" "+b.Witness)
-			hops = append(hops, witnessHops(b)...)
-		}
-		msg := "lock order inversion: " + strings.Join(first, ", ") + " but " + c.at.FromName + " then " + c.at.ToName + " " + c.at.Witness
-		e.find(c.at.ToPos, "lock-order", msg, append(hops, witnessHops(c.at)...)...)
-	}
-}
-
-func witnessHops(x edge) []diag.Hop {
-	if !x.ToPos.IsValid() {
-		return nil
-	}
-	return []diag.Hop{
-		{Pos: x.FromPos, What: x.Fn + " holds " + x.FromName},
-		{Pos: x.ToPos, What: x.Fn + " takes " + x.ToName},
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/program"
 	"github.com/confinelint/confinelint/internal/roots"
 )
@@ -19,29 +20,39 @@ import (
 type engine struct {
 	p     *program.Package
 	ctx   *roots.Contexts
+	objs  *objects.Index // which object a value is (ctx.Objects)
 	infos map[*ssa.Function]*funcInfo
 	// imported caches summaries of other packages' functions (nil: none).
 	imported  map[*ssa.Function]*funcInfo
 	classVars map[string]*types.Var
-	// fieldFuncs lists, per func-typed field, the package's functions
-	// stored into it (callbacks called through the field).
-	fieldFuncs map[*types.Var][]*ssa.Function
+	// selfBound: functions stored into a field of the object they
+	// capture (selfbound.go).
+	selfBound map[*ssa.Function]int
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
-	edges        []edge
-	edgeSeen     map[edgeKey]bool // the edges already recorded
-	leaves       map[string]bool  // privateLeaves, left out of the facts
-	findings     []diag.Finding
-	impls        map[*types.Func][]*ssa.Function
-	convs        []conversion    // MakeInterface of named types (scanConversions)
-	ifaceConvs   [][2]types.Type // interface-to-interface conversions and assertions
-	convCache    map[types.Type]map[*types.Named]bool
-	guards       map[*types.Var]*guard
-	closureOf    map[*ssa.Function]*ssa.MakeClosure
-	chanCaps     map[string]bool // channel identity -> every make of it is buffered
-	aliases      map[*types.Named][]aliasPair
-	cur          *ssa.Function // the function being walked, for fallback positions
+	// escaping: closures with a use other than a call in place or as an
+	// argument: they start with nothing held.
+	escaping   map[*ssa.Function]bool
+	edges      []edge
+	edgeAt     map[edgeKey]int // index in edges of each key's witness
+	leaves     map[string]bool // privateLeaves, left out of the facts
+	findings   []diag.Finding
+	impls      map[implKey][]*ssa.Function
+	convs      []conversion    // MakeInterface of named types (scanConversions)
+	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
+	convCache  map[types.Type]map[*types.Named]bool
+	guards     map[*types.Var]*guard
+	chanCaps   map[string]bool // channel identity -> every make of it is buffered
+	aliases    map[*types.Named][]aliasPair
+	cur        *ssa.Function    // the function being walked, for fallback positions
+	forceLines map[string]bool  // "file:line" of each +checklocksforce (force.go)
+	guardFound map[guardKey]int // guard findings by access and lock (guardFinding)
+	// specials: summaries specialized by constant arguments (specialize.go).
+	specials     map[specKey]*funcInfo
+	specializing map[*ssa.Function]bool
+	tested       map[*ssa.Function][]int
+	writers      map[string]string // writerOf's answers, by class
 }
 
 // funcInfo is the summary of one function.
@@ -49,7 +60,15 @@ type funcInfo struct {
 	takes    []take
 	acquires []Hold // held on every return, taken inside (paths relative to the function)
 	releases []Hold // the caller's locks it unlocks
-	chans    []chanOp
+	// unlocks: the caller's locks it unlocks at some point, even if it
+	// takes them again (a semaphore's goroutine: h.Unlock(); h.Lock()).
+	unlocks []Hold
+	tries   []tryAcquire // held on return exactly when it reports success
+	chans   []chanOp
+	blocks  []blockOp // operations that block in it or its callees (condwait.go)
+	// paramCalls: calls of func values the function was given, for its
+	// callers to resolve (paramcall.go).
+	paramCalls []paramCall
 }
 
 // take is one lock class acquired inside a function.
@@ -61,21 +80,41 @@ type take struct {
 	At           string     // "file.go:12" of the innermost acquisition
 	Via          *callChain // functions called down to the acquisition
 	afterRelease bool       // taken after releasing a caller's lock
+	released     []string   // which: their paths (State.outerRel)
 	// cond counts the conditional steps down to the acquisition: the
 	// acquisition and each call on the way that does not dominate every
 	// return of its function. 0: taken on every path to the return.
 	cond int
+	// loose: reached through a call that may run another function (an
+	// interface or func-field candidate): not certain even at cond 0.
+	loose bool
 	// Sub is the value field holding the lock's struct (see Hold.Sub).
 	Sub string
 }
 
 // Bounds on what a take propagates through calls (a may-acquire several
 // conditional steps or many calls away is a debug path or a chain no
-// reader can check): takes beyond them give callers no edges.
+// reader can check): takes beyond them give callers no edges. A certain
+// take (every step unconditional, every call exact) is no guess however
+// deep: it goes up to maxMustVia calls, a bound against pathological call
+// graphs only.
 const (
-	maxCond = 2
-	maxVia  = 8
+	maxCond    = 2
+	maxVia     = 8
+	maxMustVia = 32
 )
+
+// certain reports whether the take happens on every path of every call
+// down to it.
+func (t take) certain() bool { return t.cond == 0 && !t.loose }
+
+// viaBound is the longest call chain a take may be reached through.
+func (t take) viaBound() int {
+	if t.certain() {
+		return maxMustVia
+	}
+	return maxVia
+}
 
 // maxTakes bounds a summary: enough for every distinct lock of real code.
 const maxTakes = 64
@@ -126,7 +165,7 @@ func (f *funcInfo) addTake(t take) {
 	for i, o := range f.takes {
 		if o.Path == t.Path && o.Class == t.Class && o.Shared == t.Shared && o.afterRelease == t.afterRelease && o.Sub == t.Sub {
 			// Keep the most certain, then the shortest, witness.
-			if t.cond < o.cond || t.cond == o.cond && t.Via.len() < o.Via.len() {
+			if t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len()) {
 				f.takes[i] = t
 			}
 			return
@@ -135,6 +174,19 @@ func (f *funcInfo) addTake(t take) {
 	if len(f.takes) < maxTakes {
 		f.takes = append(f.takes, t)
 	}
+}
+
+func (f *funcInfo) addUnlock(h Hold) {
+	if !portable(h.Path) {
+		return
+	}
+	for _, o := range f.unlocks {
+		if o.Path == h.Path {
+			return
+		}
+	}
+	h.Maybe, h.Loop = false, false
+	f.unlocks = append(f.unlocks, h)
 }
 
 func (f *funcInfo) addRelease(h Hold) {
@@ -165,11 +217,37 @@ func (e *engine) summaryOf(fn *ssa.Function) *funcInfo {
 
 // find records a finding.
 func (e *engine) find(pos token.Pos, rule, msg string, chain ...diag.Hop) {
+	if e.forced(pos) {
+		return // a +checklocksforce line
+	}
+	if rule == "double-lock" && e.foldIntoExcludes(pos, chain) {
+		return
+	}
 	fallback := token.NoPos
 	if e.cur != nil {
 		fallback = e.cur.Pos()
 	}
 	e.findings = append(e.findings, diag.Finding{Pos: pos, Fallback: fallback, Rule: rule, Message: msg, Chain: chain})
+}
+
+// findAlso records a finding that other positions (a cycle's other
+// witnesses) also name: an ignore at any of them silences it.
+func (e *engine) findAlso(pos token.Pos, rule, msg string, also []token.Pos, chain ...diag.Hop) {
+	e.find(pos, rule, msg, chain...)
+	e.findings[len(e.findings)-1].Also = also
+}
+
+// foldIntoExcludes makes a self-deadlock at a call that already broke the
+// callee's excludes one finding: the excludes one, with the first
+// acquisition as related information.
+func (e *engine) foldIntoExcludes(pos token.Pos, chain []diag.Hop) bool {
+	for i := len(e.findings) - 1; i >= 0 && e.findings[i].Pos == pos; i-- {
+		if e.findings[i].Rule == "excludes" {
+			e.findings[i].Chain = append(e.findings[i].Chain, chain...)
+			return true
+		}
+	}
+	return false
 }
 
 // at renders a position as "file.go:12".

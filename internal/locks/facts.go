@@ -9,6 +9,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/facts"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // Facts use lock paths relative to the declaration, as facts.DeclItem does
@@ -18,7 +19,7 @@ import (
 // toDeclPath renders an engine path for a fact; "" when not portable.
 func toDeclPath(fn *ssa.Function, path string) string {
 	root, rest := rootOf(path)
-	if strings.HasPrefix(root, "g:") {
+	if strings.HasPrefix(root, "g:") || objects.IsClassPath(path) {
 		return path
 	}
 	i := paramIndex(root, "p")
@@ -45,7 +46,7 @@ func fromDeclPath(sig *types.Signature, path, class, base string) string {
 	switch {
 	case path == "global":
 		return "g:" + class
-	case strings.HasPrefix(path, "g:"):
+	case strings.HasPrefix(path, "g:") || objects.IsClassPath(path):
 		return path
 	case path == "recv" || strings.HasPrefix(path, "recv."):
 		return "p0" + path[len("recv"):]
@@ -92,7 +93,7 @@ func (e *engine) importedSummary(fn *ssa.Function) *funcInfo {
 	sig := fn.Signature
 	info := &funcInfo{}
 	for _, t := range ls.Takes {
-		tk := take{Class: t.Class, Name: shortClass(t.Class), Shared: t.Shared, At: t.Pos, cond: t.Cond, Sub: t.Sub}
+		tk := take{Class: t.Class, Name: shortClass(t.Class), Shared: t.Shared, At: t.Pos, cond: t.Cond, loose: t.Loose, Sub: t.Sub}
 		tk.Path = fromDeclPath(sig, t.Path, t.Class, "")
 		if t.Via != "" {
 			tk.Via = chainOf(strings.Split(t.Via, " -> "))
@@ -104,9 +105,12 @@ func (e *engine) importedSummary(fn *ssa.Function) *funcInfo {
 		if h.Path == "" {
 			continue
 		}
-		if ef.Release {
+		switch {
+		case ef.Try:
+			info.tries = append(info.tries, tryAcquire{Hold: h, Result: ef.Result, Nil: ef.Nil})
+		case ef.Release:
 			info.releases = append(info.releases, h)
-		} else {
+		default:
 			info.acquires = append(info.acquires, h)
 		}
 	}
@@ -157,13 +161,16 @@ func (e *engine) privateLeaves() map[string]bool {
 				delete(leaves, h.Class)
 			}
 		}
+		for _, t := range info.tries {
+			delete(leaves, t.Class)
+		}
 	}
 	return leaves
 }
 
 func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 	info := e.infos[fn]
-	if info == nil || len(info.takes)+len(info.acquires)+len(info.releases) == 0 {
+	if info == nil || len(info.takes)+len(info.acquires)+len(info.releases)+len(info.tries) == 0 {
 		return nil
 	}
 	ls := &facts.LockSummary{}
@@ -175,7 +182,7 @@ func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 		if at == "" {
 			at = e.at(t.Pos)
 		}
-		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: t.Via.text(), Path: toDeclPath(fn, t.Path), Shared: t.Shared, Cond: t.cond, Sub: t.Sub})
+		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: t.Via.text(), Path: toDeclPath(fn, t.Path), Shared: t.Shared, Cond: t.cond, Loose: t.loose, Sub: t.Sub})
 	}
 	sort.Slice(ls.Takes, func(i, j int) bool {
 		a, b := ls.Takes[i], ls.Takes[j]
@@ -209,6 +216,14 @@ func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 	}
 	add(info.acquires, false)
 	add(info.releases, true)
+	var tries []facts.Effect
+	for _, t := range info.tries {
+		if p := toDeclPath(fn, t.Path); p != "" {
+			tries = append(tries, facts.Effect{Path: p, Class: t.Class, Shared: t.Shared, Try: true, Result: t.Result, Nil: t.Nil})
+		}
+	}
+	sort.Slice(tries, func(i, j int) bool { return tries[i].Path < tries[j].Path })
+	ls.Effects = append(ls.Effects, tries...)
 	if len(ls.Takes)+len(ls.Effects) == 0 {
 		return nil
 	}

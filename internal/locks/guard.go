@@ -10,17 +10,27 @@ import (
 	"github.com/confinelint/confinelint/facts"
 	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // guard is what a field or package var declares about its accesses.
 type guard struct {
-	lock   *facts.DeclItem // guardedby, or nil
+	locks  []facts.DeclItem // guardedby: every one must be held
 	atomic bool
+	// plain: a field not declared atomic in a struct that declares
+	// checklocks properties on some field; using it through a sync/atomic
+	// function says the declaration is missing.
+	plain bool
+	// ignore: +checklocksignore on the field, a property: no atomic
+	// checks (explicit guards still apply, as in checklocks).
+	ignore bool
 }
 
 // access is how an address is used.
 type access struct {
 	read, write, atomic bool
+	atomicFn            bool // passed to a sync/atomic function (not a method of an atomic type)
+	stored              bool // stored into (a write of the value, not of the address taken)
 }
 
 // guardOf returns v's declarations, cached (imported ones cost a fact
@@ -32,112 +42,196 @@ func (e *engine) guardOf(v *types.Var) *guard {
 	if g, ok := e.guards[v]; ok {
 		return g
 	}
-	var g *guard
-	for _, it := range items(e.p.Decl(v)) {
-		switch directive.Verb(it.Verb) {
-		case directive.GuardedBy:
-			if g == nil {
-				g = &guard{}
-			}
-			g.lock = &it
-		case directive.Atomic:
-			if g == nil {
-				g = &guard{}
-			}
-			g.atomic = true
-		}
+	g := e.declaredGuard(v)
+	if g == nil && v.IsField() && e.optedIn(v) {
+		g = &guard{plain: true}
 	}
 	e.guards[v] = g
 	return g
 }
 
-// checkAccess checks a field or package var access against its guard.
-func (w *walker) checkAccess(instr ssa.Instruction, s State) {
-	var v *types.Var
-	var lockPath string
+func (e *engine) declaredGuard(v *types.Var) *guard {
+	var g *guard
+	for _, it := range items(e.p.Decl(v)) {
+		if g == nil {
+			g = &guard{}
+		}
+		switch directive.Verb(it.Verb) {
+		case directive.GuardedBy:
+			g.locks = append(g.locks, it)
+		case directive.Atomic:
+			g.atomic = true
+		case directive.Ignore:
+			g.ignore = true
+		}
+	}
+	return g
+}
+
+// optedIn reports whether field's struct declares a lock, atomic or ignore
+// property on any of its fields: only such structs (annotated checklocks
+// style) have their other fields' atomic use checked.
+func (e *engine) optedIn(field *types.Var) bool {
+	owner := lockop.OwnerType(field)
+	if owner == nil {
+		return false
+	}
+	st, ok := owner.Underlying().(*types.Struct)
+	if !ok {
+		return false
+	}
+	for f := range st.Fields() {
+		if f != field && e.declaredGuard(f) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAccess checks a field or package var access against its guard. On a
+// +checklocksforce line a missing lock is not reported and counts as held
+// exclusively from there on.
+func (w *walker) checkAccess(instr ssa.Instruction, s State) State {
 	switch x := instr.(type) {
 	case *ssa.FieldAddr:
-		v = fieldVar(x)
+		v := fieldVar(x)
 		g := w.e.guardOf(v)
 		if g == nil || w.construction(x.X, x) {
-			return
+			return s
 		}
-		if g.lock != nil {
-			lockPath = w.e.guardPath(w.fn, x.X, g.lock)
+		var paths []string
+		for i := range g.locks {
+			paths = append(paths, w.e.guardPath(w.fn, x.X, &g.locks[i]))
 		}
-		w.checkGuard(v, g, lockPath, classify(x, 0), x.Pos(), s)
+		return w.checkGuard(v, g, paths, classify(x, 0), x.Pos(), s)
 	case *ssa.Store:
 		if gl, ok := x.Addr.(*ssa.Global); ok {
-			w.checkGlobal(gl, access{write: true}, x.Pos(), s)
+			return w.checkGlobal(gl, access{write: true}, x.Pos(), s)
 		}
 	case *ssa.UnOp:
 		if gl, ok := x.X.(*ssa.Global); ok && x.Op == token.MUL {
-			w.checkGlobal(gl, classify(x, 1), x.Pos(), s)
+			return w.checkGlobal(gl, classify(x, 1), x.Pos(), s)
 		}
 	case *ssa.Call:
 		for _, a := range x.Call.Args {
 			if gl, ok := a.(*ssa.Global); ok {
-				w.checkGlobal(gl, useInCall(x, gl, 0), x.Pos(), s)
+				s = w.checkGlobal(gl, useInCall(x, gl, 0), x.Pos(), s)
 			}
 		}
 	}
+	return s
 }
 
-func (w *walker) checkGlobal(gl *ssa.Global, acc access, pos token.Pos, s State) {
+func (w *walker) checkGlobal(gl *ssa.Global, acc access, pos token.Pos, s State) State {
 	v := globalVar(gl)
 	g := w.e.guardOf(v)
 	if g == nil {
-		return
+		return s
 	}
-	lockPath := ""
-	if g.lock != nil {
-		lockPath = fromDeclPath(nil, g.lock.Lock, g.lock.LockClass, "")
+	var paths []string
+	for _, it := range g.locks {
+		paths = append(paths, fromDeclPath(nil, it.Lock, it.LockClass, ""))
 	}
-	w.checkGuard(v, g, lockPath, acc, pos, s)
+	acc.atomicFn = false // atomic use of package vars is not checked (nor by checklocks)
+	return w.checkGuard(v, g, paths, acc, pos, s)
 }
 
-func (w *walker) checkGuard(v *types.Var, g *guard, lockPath string, acc access, pos token.Pos, s State) {
+// checkGuard checks one access of v under s. Every lock of the guard must
+// be held on every path (a lock held on some paths only is not held; a
+// lock lent to a closure passed to a call is accepted); each missing lock
+// is its own finding. A non-atomic write to a field both atomic and
+// guarded, without the lock, is two findings.
+func (w *walker) checkGuard(v *types.Var, g *guard, paths []string, acc access, pos token.Pos, s State) State {
 	name := lockop.ShortName(v)
-	if g.atomic && !acc.atomic && (acc.write || g.lock == nil) && (acc.read || acc.write) {
+	if !acc.read && !acc.write {
+		return s
+	}
+	forced := w.e.forced(pos)
+	if (g.plain || len(g.locks) > 0) && !g.atomic && !g.ignore && acc.atomicFn && w.report && !forced {
+		w.e.find(pos, "atomic", name+" is used with sync/atomic but not declared atomic (+checkatomic or //confined:atomic)")
+	}
+	if g.atomic && !g.ignore && !acc.atomic && (acc.write || len(g.locks) == 0) {
 		// Atomic alone: every access. Atomic and guarded: writes must be
 		// atomic (and locked, checked below); a locked plain read is fine.
-		w.e.find(pos, "atomic", name+" is declared atomic but accessed without sync/atomic")
+		if w.report && !forced {
+			w.e.find(pos, "atomic", name+" is declared atomic but accessed without sync/atomic")
+		}
+		if !acc.stored || len(g.locks) == 0 {
+			return s
+		}
+	}
+	if acc.atomic && !acc.write {
+		return s // an atomic read of a guarded field needs no lock
+	}
+	for i, p := range paths {
+		if p == "" {
+			continue
+		}
+		it := g.locks[i]
+		mu := shortClass(it.LockClass)
+		held, ok := s.find(p)
+		switch {
+		case ok && (!held.Maybe || held.Lent) && !(acc.write && held.Shared):
+			continue
+		case forced:
+			s = s.with(Hold{Path: p, Class: it.LockClass, Name: mu, Pos: pos})
+			continue
+		case !w.report:
+			continue
+		case ok && held.Maybe:
+			w.guardFinding(pos, p, "guardedby", accessVerb(acc)+name+" with "+mu+" held on some paths only (taken at "+w.e.at(held.Pos)+"): it must be held on every path")
+		case acc.write && ok && held.Shared:
+			w.guardFinding(pos, p, "guardedby-write-shared", "write to "+name+" with "+mu+" only read-locked (since "+w.e.at(held.Pos)+"): writes need Lock")
+		default:
+			w.guardFinding(pos, p, "guardedby", accessVerb(acc)+name+" without holding "+mu)
+		}
+	}
+	return s
+}
+
+// guardFinding reports a missing lock at an access once: x.f++ reads and
+// writes through two addresses at one position, and the write is the one
+// reported.
+func (w *walker) guardFinding(pos token.Pos, lock, rule, msg string) {
+	key := guardKey{pos, lock}
+	if i, ok := w.e.guardFound[key]; ok {
+		if rule == "guardedby-write-shared" || strings.HasPrefix(msg, "write") {
+			w.e.findings[i].Rule, w.e.findings[i].Message = rule, msg
+		}
 		return
 	}
-	if g.lock == nil || lockPath == "" || acc.atomic && !acc.write {
-		return // an atomic read of a guarded field needs no lock
-	}
-	held, ok := s.find(lockPath)
-	if !ok && !portable(lockPath) {
-		held, ok = s.findClass(g.lock.LockClass)
-	}
-	mu := shortClass(g.lock.LockClass)
-	switch {
-	case ok && held.Maybe:
-	case acc.write && ok && held.Shared:
-		w.e.find(pos, "guardedby-write-shared", "write to "+name+" with "+mu+" only read-locked (since "+w.e.at(held.Pos)+"): writes need Lock")
-	case acc.write && !ok:
-		w.e.find(pos, "guardedby", "write to "+name+" without holding "+mu)
-	case acc.read && !ok:
-		w.e.find(pos, "guardedby", "read of "+name+" without holding "+mu)
+	n := len(w.e.findings)
+	w.e.find(pos, rule, msg)
+	if len(w.e.findings) > n {
+		w.e.guardFound[key] = n
 	}
 }
 
-// construction reports whether base is (a field of) an object allocated in
+type guardKey struct {
+	pos  token.Pos
+	lock string
+}
+
+func accessVerb(acc access) string {
+	if acc.write {
+		return "write to "
+	}
+	return "read of "
+}
+
+// construction reports whether base is (a field of) an object created in
 // this function and still private at instruction at: initialising it
-// before publication is not an access (see roots.Contexts.Private).
+// before publication is not an access (see objects.Index.Private).
 func (w *walker) construction(base ssa.Value, at ssa.Instruction) bool {
 	for range 16 {
-		switch x := base.(type) {
-		case *ssa.Alloc:
-			return x.Parent() == w.fn && w.e.ctx.Private(x, at)
-		case *ssa.FieldAddr:
-			base = x.X
-		default:
-			return false
+		fa, ok := base.(*ssa.FieldAddr)
+		if !ok {
+			break
 		}
+		base = fa.X
 	}
-	return false
+	o, ok := w.e.objs.Origin(w.fn, base).(*ssa.Alloc) // allocated here: a constructor's result is not
+	return ok && w.e.objs.Private(o, at)
 }
 
 // guardPath is the path of the lock guarding a field of base, with
@@ -149,9 +243,9 @@ func (e *engine) guardPath(fn *ssa.Function, base ssa.Value, it *facts.DeclItem)
 	}
 	root, parts := splitPath(fn, base)
 	for i, n := range strings.Split(strings.TrimPrefix(it.Lock, "field."), ".") {
-		pt := part{name: n}
+		pt := part{Name: n}
 		if i == 0 {
-			pt.base = namedOf(base.Type())
+			pt.Base = objects.NamedOf(base.Type())
 		}
 		parts = append(parts, pt)
 	}

@@ -57,7 +57,7 @@ func (w *walker) inertInstr(instr ssa.Instruction) bool {
 }
 
 func (w *walker) inertCall(call *ssa.CallCommon) bool {
-	if op, _ := lockop.Classify(call); op != lockop.None {
+	if op, _ := w.e.classify(call); op != lockop.None {
 		return false
 	}
 	if ops, what := w.callOps(call); len(ops) > 0 || what != "" {
@@ -68,9 +68,15 @@ func (w *walker) inertCall(call *ssa.CallCommon) bool {
 			return false
 		}
 	}
+	if !call.IsInvoke() && w.calledParam(w.fn, call.Value) != "" {
+		return false // a param call, for the summary
+	}
 	for _, t := range w.targets(call) {
 		if t.exact && len(items(w.e.p.FuncDecl(t.fn))) > 0 {
 			return false // checkCallDecl
+		}
+		if _, ok := w.e.runsArgument(t.fn); ok {
+			return false
 		}
 		if sum := w.e.summaryOf(t.fn); sum != nil && !sum.empty() {
 			return false
@@ -80,7 +86,7 @@ func (w *walker) inertCall(call *ssa.CallCommon) bool {
 }
 
 func (f *funcInfo) empty() bool {
-	return len(f.takes) == 0 && len(f.acquires) == 0 && len(f.releases) == 0 && len(f.chans) == 0
+	return len(f.takes) == 0 && len(f.acquires) == 0 && len(f.releases) == 0 && len(f.chans) == 0 && len(f.tries) == 0 && len(f.unlocks) == 0 && len(f.blocks) == 0 && len(f.paramCalls) == 0
 }
 
 func (s State) empty() bool {

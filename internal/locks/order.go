@@ -1,12 +1,15 @@
 package locks
 
 import (
+	"go/ast"
+	"go/token"
 	"go/types"
 	"slices"
 
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // hasLockWork reports whether the package has anything for the engine: a
@@ -28,7 +31,7 @@ func (e *engine) hasLockWork() bool {
 				if !ok {
 					continue
 				}
-				if op, _ := lockop.Classify(ci.Common()); op != lockop.None {
+				if op, _ := e.classify(ci.Common()); op != lockop.None {
 					return true
 				}
 				if callee := ci.Common().StaticCallee(); callee != nil && callee.Pkg != nil && callee.Pkg.Pkg != e.p.Pass.Pkg {
@@ -65,23 +68,42 @@ func (e *engine) calleesOf(fn *ssa.Function) []*ssa.Function {
 			case ssa.CallInstruction:
 				c := in.Common()
 				if c.IsInvoke() {
-					for _, m := range e.implementations(c.Method) {
+					add(e.devirtualize(c))
+					for _, m := range e.implementations(c) {
 						add(m)
 					}
 					continue
 				}
-				add(c.StaticCallee())
-				if u, ok := c.Value.(*ssa.UnOp); ok {
-					if fa, ok := u.X.(*ssa.FieldAddr); ok {
-						for _, f := range e.fieldFuncs[fieldVar(fa)] {
-							add(f)
-						}
+				if callee := c.StaticCallee(); callee != nil {
+					add(callee)
+					for _, t := range e.formatted(c, []target{{fn: callee, exact: true}})[1:] {
+						add(t.fn)
+					}
+				} else if !isParamValue(c.Value) {
+					for _, f := range e.funcsOf(fn, c.Value) {
+						add(f)
+					}
+				}
+				for _, a := range c.Args {
+					if f, ok := a.(*ssa.Function); ok {
+						add(f) // a function passed to be called (paramCall)
 					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// isParamValue reports whether a called value is a parameter or captured
+// variable: its callers know the function (paramCall), and following it
+// to every caller's argument would only merge components.
+func isParamValue(v ssa.Value) bool {
+	switch objects.Underlying(v).(type) {
+	case *ssa.Parameter, *ssa.FreeVar:
+		return true
+	}
+	return false
 }
 
 // sccs returns the strongly connected components of the package's call
@@ -136,74 +158,34 @@ func (e *engine) selfRecursive(fn *ssa.Function) bool {
 	return false
 }
 
-// scanFieldFuncs finds the package functions stored into func-typed
-// fields (including composite literals), by field.
-func (e *engine) scanFieldFuncs() map[*types.Var][]*ssa.Function {
-	out := map[*types.Var][]*ssa.Function{}
-	for _, fn := range e.p.Funcs {
-		for _, b := range fn.Blocks {
-			for _, instr := range b.Instrs {
-				if mc, ok := instr.(*ssa.MakeClosure); ok {
-					if f := mc.Fn.(*ssa.Function); e.closureOf[f] == nil {
-						e.closureOf[f] = mc
-					}
-				}
-				st, ok := instr.(*ssa.Store)
-				if !ok {
-					continue
-				}
-				fa, ok := st.Addr.(*ssa.FieldAddr)
-				if !ok {
-					continue
-				}
-				var f *ssa.Function
-				switch v := st.Val.(type) {
-				case *ssa.Function:
-					f = v
-				case *ssa.MakeClosure:
-					f = v.Fn.(*ssa.Function)
-				}
-				if f == nil {
-					continue
-				}
-				if m := e.boundMethod(f); m != nil {
-					f = m
-				}
-				if f = e.canonical(f); e.p.FuncSet[f] {
-					out[fieldVar(fa)] = append(out[fieldVar(fa)], f)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// implementations returns the package's methods an interface call of m
-// can run: those of its named types implementing m's interface.
-func (e *engine) implementations(m *types.Func) []*ssa.Function {
-	sig, ok := m.Type().(*types.Signature)
-	if !ok || sig.Recv() == nil {
-		return nil
-	}
-	iface, ok := sig.Recv().Type().Underlying().(*types.Interface)
+// implementations returns the package's methods an interface call can
+// run: those of its named types implementing the interface of the call's
+// value. That is not always the interface declaring the method: a call
+// through an Indexer of the List it embeds from Store runs the List of an
+// Indexer, never that of a type that is only a Store.
+func (e *engine) implementations(call *ssa.CallCommon) []*ssa.Function {
+	m := call.Method
+	recv := call.Value.Type()
+	iface, ok := recv.Underlying().(*types.Interface)
 	if !ok {
 		return nil
 	}
-	if out, ok := e.impls[m]; ok {
+	key := implKey{recv, m}
+	if out, ok := e.impls[key]; ok {
 		return out
 	}
 	// Only interfaces the package declares: resolving io.Writer and
 	// friends to every implementation in a large package (net/http)
 	// invents call chains no program takes.
 	if m.Pkg() != e.p.Pass.Pkg {
-		e.impls[m] = nil
+		e.impls[key] = nil
 		return nil
 	}
 	var out []*ssa.Function
-	defer func() { e.impls[m] = out }()
-	reach := e.convertedTo(sig.Recv().Type())
+	defer func() { e.impls[key] = out }()
+	reach := e.convertedTo(recv)
 	exported := false
-	if n, ok := types.Unalias(sig.Recv().Type()).(*types.Named); ok {
+	if n, ok := types.Unalias(recv).(*types.Named); ok {
 		exported = n.Obj().Exported()
 	}
 	for _, n := range e.p.TypesWithMethod(m.Name()) {
@@ -229,6 +211,12 @@ func (e *engine) implementations(m *types.Func) []*ssa.Function {
 		out = nil // too many candidates to say anything useful
 	}
 	return out
+}
+
+// implKey is an interface call's static receiver type and method.
+type implKey struct {
+	recv types.Type
+	m    *types.Func
 }
 
 // maxImpls bounds interface-call resolution.
@@ -287,25 +275,68 @@ func (e *engine) scanConversions() {
 		}
 		e.ifaceConvs = append(e.ifaceConvs, [2]types.Type{from, to})
 	}
-	for _, fn := range e.p.Funcs {
+	// The package initializer too: package vars' conversions, and the
+	// `var _ Iface = (*T)(nil)` that declares T one.
+	funcs := e.p.Funcs
+	if init := e.p.SSA.Pkg.Func("init"); init != nil {
+		funcs = append(funcs[:len(funcs):len(funcs)], init)
+	}
+	for _, fn := range funcs {
 		for _, b := range fn.Blocks {
 			for _, instr := range b.Instrs {
 				switch x := instr.(type) {
 				case *ssa.MakeInterface:
-					t := x.X.Type()
-					if p, ok := t.(*types.Pointer); ok {
-						t = p.Elem()
-					}
-					if n, ok := types.Unalias(t).(*types.Named); ok {
-						if o := n.Origin(); o != nil {
-							n = o
-						}
-						e.convs = append(e.convs, conversion{from: n, to: x.Type()})
-					}
+					e.addConversion(x.X.Type(), x.Type())
 				case *ssa.ChangeInterface:
 					addIface(x.X.Type(), x.Type())
 				case *ssa.TypeAssert:
 					addIface(x.X.Type(), x.AssertedType)
+				}
+			}
+		}
+	}
+	e.scanAssertions()
+}
+
+// addConversion records a conversion of a value of type from (a named
+// type or a pointer to one) to the interface to.
+func (e *engine) addConversion(from, to types.Type) {
+	if p, ok := from.(*types.Pointer); ok {
+		from = p.Elem()
+	}
+	if n, ok := types.Unalias(from).(*types.Named); ok && !types.IsInterface(n) {
+		if o := n.Origin(); o != nil {
+			n = o
+		}
+		e.convs = append(e.convs, conversion{from: n, to: to})
+	}
+}
+
+// scanAssertions records `var _ Iface = (*T)(nil)` declarations: they
+// compile to nothing, yet say that T is meant as an Iface.
+func (e *engine) scanAssertions() {
+	info := e.p.Pass.TypesInfo
+	for _, f := range e.p.Pass.Files {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs, ok := spec.(*ast.ValueSpec)
+				if !ok || vs.Type == nil {
+					continue
+				}
+				to := info.TypeOf(vs.Type)
+				if to == nil || !types.IsInterface(to) {
+					continue
+				}
+				for i, name := range vs.Names {
+					if name.Name == "_" && i < len(vs.Values) {
+						if from := info.TypeOf(vs.Values[i]); from != nil {
+							e.addConversion(from, to)
+						}
+					}
 				}
 			}
 		}

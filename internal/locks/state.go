@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"go/constant"
 	"go/token"
 	"slices"
 
@@ -20,6 +21,13 @@ type Hold struct {
 	// bug); Loop marks the ones held only via a loop back-edge, which
 	// a Lock in the loop body reports as a re-lock on the next iteration.
 	Maybe, Loop bool
+	// Lent: held by the caller that passes a closure to a call; the
+	// closure probably runs now but may be kept for later, so the hold
+	// (always Maybe too) satisfies guards and creates no finding or edge.
+	Lent bool
+	// Inferred: left held by a callee that does not declare it (a lock
+	// helper found by inference): not counted in return-state checks.
+	Inferred bool
 	// Extra counts acquisitions beyond the first (already reported as a
 	// double lock), so their unlocks are not reported again.
 	Extra int
@@ -29,11 +37,29 @@ type Hold struct {
 	// Opaque: a sync.Locker interface value of unknown implementation
 	// (RLocker's Lock is re-entrant): never reported as a double lock.
 	Opaque bool
-	// Sub refines the class: the key of the value (non-pointer) struct
-	// field that holds the lock's struct, as Conn.in for c.in.mu, "" when
-	// the lock is reached through a pointer. Locks of one class under two
-	// different value fields are never the same lock.
+	// Keyed: the lock of one key of a container (lockop.Keyed): a helper
+	// leaving it held or releasing it does so by class (keyed.go).
+	Keyed bool
+	// Sub refines the class by how the lock's struct was reached
+	// (objects.Index.Via): the value struct field holding it ("Conn.in"
+	// for c.in.mu), or the alias group of the pointer field it was loaded
+	// from ("ptr:Node.wal" for n.wal.mu); "" when unknown. Locks of one
+	// class under two different refinements are never the same lock.
 	Sub string
+	// Obj is the allocation (or constructor call) of this function that
+	// created the object holding the lock, nil when the object comes from
+	// elsewhere. While that object is private (objects.Index.Private) no
+	// other goroutine can hold its lock: it orders nothing.
+	Obj ssa.Value
+	// tagKey, tagVal, tagNeg: a maybe-hold held exactly where condition
+	// tagKey equals tagVal (differs from it, with tagNeg); see cond.go.
+	// "" when untagged.
+	tagKey string
+	tagVal constant.Value
+	tagNeg bool
+	// leaky: a maybe-hold that merges a path holding it for sure with one
+	// that released it for sure (see oneSided).
+	leaky bool
 }
 
 // deferred is one pending defer, replayed at RunDefers in reverse order.
@@ -51,7 +77,9 @@ type State struct {
 	released []string   // sorted paths unlocked on every path so far and not retaken
 	// outer: a lock held by the caller was released on this path; takes
 	// after it are not reported as taken while the caller holds its locks.
-	outer bool
+	outer    bool
+	outerRel []string // which caller's locks: their paths, sorted
+	facts    []fact   // condition values the branches taken say (cond.go), sorted by key
 }
 
 func (s State) find(path string) (Hold, bool) {
@@ -86,6 +114,39 @@ func (s State) without(path string) State {
 	return s
 }
 
+// releasedOuter records that the caller's lock at path was released on
+// this path.
+func (s State) releasedOuter(path string) State {
+	s.outer = true
+	if i, found := slices.BinarySearch(s.outerRel, path); !found {
+		s.outerRel = slices.Insert(slices.Clone(s.outerRel), i, path)
+	}
+	return s
+}
+
+// union merges two sorted sets of paths.
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// drop forgets a hold that is not held on this path after all (a tagged
+// maybe-hold on the branch where its condition fails).
+func (s State) drop(path string) State {
+	i, ok := slices.BinarySearchFunc(s.holds, path, func(x Hold, p string) int { return cmp(x.Path, p) })
+	if ok {
+		s.holds = slices.Delete(slices.Clone(s.holds), i, i+1)
+	}
+	return s
+}
+
 func (s State) wasReleased(path string) bool {
 	_, ok := slices.BinarySearch(s.released, path)
 	return ok
@@ -116,33 +177,85 @@ func join2(a, b State, aBack, bBack bool) State {
 	for i < len(a.holds) || j < len(b.holds) {
 		switch {
 		case j == len(b.holds) || i < len(a.holds) && a.holds[i].Path < b.holds[j].Path:
-			h := a.holds[i]
-			h.Maybe, h.Loop = true, h.Loop || aBack
-			holds = append(holds, h)
+			holds = append(holds, oneSided(a.holds[i], a, b, aBack))
 			i++
 		case i == len(a.holds) || b.holds[j].Path < a.holds[i].Path:
-			h := b.holds[j]
-			h.Maybe, h.Loop = true, h.Loop || bBack
-			holds = append(holds, h)
+			holds = append(holds, oneSided(b.holds[j], b, a, bBack))
 			j++
 		default:
-			h := a.holds[i]
-			h.Maybe = h.Maybe || b.holds[j].Maybe
-			h.Loop = h.Loop || b.holds[j].Loop
-			h.Shared = h.Shared || b.holds[j].Shared
+			h, o := a.holds[i], b.holds[j]
+			h.Maybe = h.Maybe || o.Maybe
+			h.Loop = h.Loop || o.Loop
+			h.Lent = h.Lent || o.Lent
+			h.leaky = h.leaky || o.leaky
+			h.Shared = h.Shared || o.Shared
+			h.tagKey, h.tagVal, h.tagNeg = bothSidedTag(a.holds[i], a, o, b)
 			holds = append(holds, h)
 			i++
 			j++
 		}
 	}
-	out := State{holds: holds, outer: a.outer || b.outer}
+	out := State{holds: holds, outer: a.outer || b.outer, outerRel: union(a.outerRel, b.outerRel)}
 	for _, p := range a.released {
 		if b.wasReleased(p) {
 			out.released = append(out.released, p)
 		}
 	}
 	out.defers = joinDefers(a.defers, b.defers)
+	for _, f := range a.facts {
+		if v, ok := b.known(f.key); ok && sameConst(v, f.val) {
+			out.facts = append(out.facts, f)
+		}
+	}
 	return out
+}
+
+// oneSided is a hold that arrives from side in only: maybe-held, tagged
+// with a condition whose value tells the sides apart, when there is one.
+func oneSided(h Hold, in, other State, back bool) Hold {
+	h.Loop = h.Loop || back
+	// Held for sure here and unlocked for sure there: one of the merged
+	// paths keeps a lock the other releases (a break out of a loop with
+	// the lock held), not a guess (a hand-off or a maybe-defer).
+	h.leaky = h.leaky || !h.Maybe && other.wasReleased(h.Path)
+	if h.Maybe && h.tagKey != "" {
+		if v, ok := other.known(h.tagKey); ok && sameConst(v, h.tagVal) == h.tagNeg {
+			return h // its condition fails on the other side too
+		}
+	}
+	h.Maybe, h.tagKey, h.tagVal, h.tagNeg = true, "", nil, false
+	if h.Loop {
+		return h
+	}
+	for _, f := range in.facts {
+		if v, ok := other.known(f.key); ok && !sameConst(v, f.val) {
+			h.tagKey, h.tagVal = f.key, f.val
+			return h
+		}
+	}
+	return h
+}
+
+// bothSidedTag is the tag of a hold arriving from both sides: kept when
+// both agree, or when one side holds it for sure and knows the other's
+// condition true.
+func bothSidedTag(a Hold, as State, b Hold, bs State) (string, constant.Value, bool) {
+	switch {
+	case !a.Maybe && !b.Maybe:
+	case a.tagKey != "" && a.tagKey == b.tagKey && a.tagNeg == b.tagNeg && sameConst(a.tagVal, b.tagVal):
+		return a.tagKey, a.tagVal, a.tagNeg
+	case !a.Maybe && b.tagKey != "" && as.satisfies(b):
+		return b.tagKey, b.tagVal, b.tagNeg
+	case !b.Maybe && a.tagKey != "" && bs.satisfies(a):
+		return a.tagKey, a.tagVal, a.tagNeg
+	}
+	return "", nil, false
+}
+
+// satisfies reports whether s knows h's tag condition to hold.
+func (s State) satisfies(h Hold) bool {
+	v, ok := s.known(h.tagKey)
+	return ok && sameConst(v, h.tagVal) != h.tagNeg
 }
 
 // joinDefers keeps defers registered on both sides in order, and those
@@ -176,7 +289,7 @@ func joinDefers(a, b []deferred) []deferred {
 
 func (s State) equal(t State) bool {
 	return slices.Equal(s.holds, t.holds) && slices.Equal(s.released, t.released) &&
-		slices.Equal(s.defers, t.defers) && s.outer == t.outer
+		slices.Equal(s.defers, t.defers) && s.outer == t.outer && slices.Equal(s.facts, t.facts) && slices.Equal(s.outerRel, t.outerRel)
 }
 
 func remove(xs []string, x string) []string {

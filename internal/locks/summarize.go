@@ -2,12 +2,11 @@ package locks
 
 import (
 	"go/types"
-	"strconv"
-	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/program"
 	"github.com/confinelint/confinelint/internal/roots"
 )
@@ -22,19 +21,23 @@ type Summary struct {
 // function with a lock effect are skipped after one linear scan.
 func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 	e := &engine{
-		p: p, ctx: ctx,
+		p: p, ctx: ctx, objs: ctx.Objects,
 		infos:        map[*ssa.Function]*funcInfo{},
 		imported:     map[*ssa.Function]*funcInfo{},
 		classVars:    map[string]*types.Var{},
 		closureEntry: map[*ssa.Function]*State{},
+		specials:     map[specKey]*funcInfo{},
+		specializing: map[*ssa.Function]bool{},
+		tested:       map[*ssa.Function][]int{},
 		guards:       map[*types.Var]*guard{},
-		impls:        map[*types.Func][]*ssa.Function{},
-		closureOf:    map[*ssa.Function]*ssa.MakeClosure{},
+		impls:        map[implKey][]*ssa.Function{},
+		escaping:     map[*ssa.Function]bool{},
+		guardFound:   map[guardKey]int{},
 	}
 	if !e.hasLockWork() {
 		return &Summary{}
 	}
-	e.fieldFuncs = e.scanFieldFuncs()
+	e.selfBound = e.scanSelfBound()
 	e.scanAliases()
 	for _, fn := range p.Funcs {
 		e.infos[fn] = &funcInfo{}
@@ -53,6 +56,8 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 			}
 		}
 	}
+	// Specializations made while summaries were incomplete are redone.
+	clear(e.specials)
 	// Checks top-down in source order, so that a closure is checked after
 	// its parent recorded the state it is created in.
 	for _, fn := range p.Funcs {
@@ -68,62 +73,113 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 	return &Summary{findings: e.findings}
 }
 
-// recordClosureEntry keeps the state a closure is created in when the
-// closure is only called synchronously right here (called, or passed to a
-// call that is not a go statement or a defer), translated to the
-// closure's free variables. Other closures start with nothing held.
+// A closure run in place is checked under its callers' states: the join
+// of the states at its call sites (a deferred one: at each return, where
+// its defer runs), with its parameters bound to the arguments and its free
+// variables to the bindings. A closure passed to a call (not go or defer)
+// probably runs now but may be kept (the contract's assumption): the
+// caller's locks at that call are lent to it, which satisfies guards and
+// nothing else. A closure that escapes otherwise (stored, returned, started
+// as a goroutine) starts with nothing held.
+
+// recordClosureEntry handles the closures whose entry is known where they
+// are created: range-over-func bodies (run now, under the caller's locks)
+// and closures passed to a call (lent the caller's locks). It marks the
+// escaping ones.
 func (e *engine) recordClosureEntry(parent *ssa.Function, mc *ssa.MakeClosure, s State) {
 	fn, ok := mc.Fn.(*ssa.Function)
 	if !ok || e.boundMethod(fn) != nil || e.ctx.RootOf(fn) != nil || e.ctx.Escapes(fn) {
 		return
 	}
-	// Called right here, or a range-over-func body: runs now, under the
-	// caller's locks. Passed to another call: it probably runs now (the
-	// contract's assumption), but may be kept for later, so the caller's
-	// locks are only maybe-held in it: enough to silence guard findings,
-	// never a double lock or an edge.
-	direct := fn.Synthetic == "range-over-func yield"
-	if !direct {
-		direct = true
-		for _, ref := range *mc.Referrers() {
-			switch r := ref.(type) {
-			case *ssa.Call:
-				if r.Call.Value != mc {
-					direct = false
-				}
-			case *ssa.DebugRef:
-			default:
-				return
+	if fn.Synthetic == "range-over-func yield" {
+		e.joinClosureEntry(fn, intoClosureState(parent, s, mc.Bindings, nil, false))
+		return
+	}
+	lent := false
+	for _, ref := range *mc.Referrers() {
+		switch r := ref.(type) {
+		case *ssa.Call:
+			lent = lent || r.Call.Value != mc
+		case *ssa.Defer:
+			if r.Call.Value != mc {
+				e.escaping[fn] = true
 			}
+		case *ssa.DebugRef:
+		default:
+			e.escaping[fn] = true
 		}
 	}
-	binds := make([]string, len(mc.Bindings))
-	for i, b := range mc.Bindings {
-		binds[i] = pathOf(parent, b)
+	if lent && !e.escaping[fn] {
+		e.joinClosureEntry(fn, intoClosureState(parent, s, mc.Bindings, nil, true))
 	}
-	var entry State
-	for _, h := range s.holds {
-		h.Path = intoClosure(h.Path, binds)
-		h.Maybe = h.Maybe || !direct
-		entry = entry.with(h)
+}
+
+// recordClosureCall joins the state at a call of a closure in place
+// (called, or run by a defer) into the closure's entry.
+func (e *engine) recordClosureCall(parent *ssa.Function, call *ssa.CallCommon, s State) {
+	var fn *ssa.Function
+	var binds []ssa.Value
+	switch v := call.Value.(type) {
+	case *ssa.MakeClosure:
+		fn, _ = v.Fn.(*ssa.Function)
+		binds = v.Bindings
+	case *ssa.Function:
+		// A function literal without free variables: no MakeClosure, so
+		// its other uses are checked here.
+		if v.Parent() == nil || !calledOnly(v) {
+			return
+		}
+		fn = v
 	}
+	if fn == nil || e.escaping[fn] || e.boundMethod(fn) != nil || e.ctx.RootOf(fn) != nil || e.ctx.Escapes(fn) {
+		return
+	}
+	e.joinClosureEntry(fn, intoClosureState(parent, s, binds, call.Args, false))
+}
+
+// calledOnly reports whether every use of fn calls it (or defers it).
+func calledOnly(fn *ssa.Function) bool {
+	refs := fn.Referrers()
+	if refs == nil {
+		return false
+	}
+	for _, ref := range *refs {
+		switch r := ref.(type) {
+		case *ssa.Call:
+			if r.Call.Value != fn {
+				return false
+			}
+		case *ssa.Defer:
+			if r.Call.Value != fn {
+				return false
+			}
+		case *ssa.DebugRef:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (e *engine) joinClosureEntry(fn *ssa.Function, entry State) {
 	if prev := e.closureEntry[fn]; prev != nil {
 		entry = join([]State{*prev, entry}, []bool{false, false})
 	}
 	e.closureEntry[fn] = &entry
 }
 
-// intoClosure rewrites a caller path in terms of the closure's free
-// variables; paths it cannot express stay distinct from every path of the
-// closure.
-func intoClosure(path string, binds []string) string {
-	if strings.HasPrefix(path, "g:") {
-		return path
-	}
-	for i, b := range binds {
-		if path == b || strings.HasPrefix(path, b+".") {
-			return "f" + strconv.Itoa(i) + path[len(b):]
+// intoClosureState translates the caller's holds into the closure's
+// terms: free variables fN, parameters pN, also inside index keys;
+// paths it cannot express are outer paths (objects.IntoClosure).
+func intoClosureState(parent *ssa.Function, s State, binds, args []ssa.Value, lent bool) State {
+	bindPaths, argPaths := pathsOf(parent, binds), pathsOf(parent, args)
+	var entry State
+	for _, h := range s.holds {
+		h.Path = objects.IntoClosure(h.Path, bindPaths, argPaths)
+		if lent {
+			h.Maybe, h.Lent = true, true
 		}
+		entry = entry.with(h)
 	}
-	return "v:outer:" + path
+	return entry
 }

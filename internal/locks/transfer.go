@@ -2,8 +2,10 @@ package locks
 
 import (
 	"go/token"
+	"strings"
 
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/directive"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -18,21 +20,24 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		return s.pushDefer(in)
 	case *ssa.Go:
 		// Runs on another goroutine: no effect on this one's locks, except
-		// that a goroutine unlocking our lock takes that unlock over.
-		return w.handOff([]ssa.Value{in.Call.Value}, s)
+		// that a goroutine unlocking our lock takes that unlock over: the
+		// function started, or a closure it is given to run
+		// (go withRecover(func() { defer b.lock.Unlock() ... })).
+		return w.goHandOff(&in.Call, w.handOff(append([]ssa.Value{in.Call.Value}, in.Call.Args...), s, true))
 	case *ssa.Call:
-		if op, lv := lockop.Classify(in.Common()); op != lockop.None {
+		if op, lv := w.e.classify(in.Common()); op != lockop.None {
 			return w.lockOp(op, lv, in.Pos(), s)
 		}
 		w.checkBlocking(in, s)
-		return w.call(in.Common(), in.Pos(), s)
+		s = w.checkAccess(in, s) // package vars passed to the call
+		return w.resultAcquires(in, w.call(in.Common(), in.Pos(), s))
 	case *ssa.RunDefers:
 		return w.runDefers(in.Pos(), s)
 	case *ssa.Return:
 		// The recover block's return ends a panicking path: not a leak.
-		s = w.handOff(in.Results, s)
+		s = w.handOff(in.Results, s, false)
 		if w.final && in.Block() != w.fn.Recover {
-			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s})
+			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, ret: in})
 		}
 	case *ssa.MakeClosure:
 		if w.report {
@@ -40,10 +45,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		}
 	}
 	w.checkBlocking(instr, s)
-	if w.report {
-		w.checkAccess(instr, s)
-	}
-	return s
+	return w.checkAccess(instr, s)
 }
 
 // returnPos is where a return path ends: the return statement, or the
@@ -56,6 +58,35 @@ func returnPos(fn *ssa.Function, r *ssa.Return) token.Pos {
 		return syn.End() - 1
 	}
 	return fn.Pos()
+}
+
+// classify is lockop.Classify, except that a call of a Locker's method
+// whose effect is declared (//confined:acquires mu) or summarised (a Lock
+// method that locks a field of its receiver) is a call: the effect says
+// which lock it takes, where the Locker guess would only know the value.
+// Calls through a sync.Locker interface stay lock operations.
+func (e *engine) classify(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
+	op, lv := lockop.Classify(call)
+	if op == lockop.None || call.IsInvoke() || !e.hasEffect(call.StaticCallee()) {
+		return op, lv
+	}
+	return lockop.None, nil
+}
+
+// hasEffect reports whether fn, a method outside package sync, declares
+// or leaves an effect on the caller's locks.
+func (e *engine) hasEffect(fn *ssa.Function) bool {
+	if fn == nil || fn.Pkg == nil || fn.Pkg.Pkg.Path() == "sync" {
+		return false
+	}
+	for _, it := range items(e.p.FuncDecl(fn)) {
+		switch directive.Verb(it.Verb) {
+		case directive.Acquires, directive.AcquiresShared, directive.Releases, directive.ReleasesShared:
+			return true
+		}
+	}
+	sum := e.summaryOf(fn)
+	return sum != nil && len(sum.acquires)+len(sum.releases)+len(sum.tries) > 0
 }
 
 func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) State {
@@ -72,12 +103,14 @@ func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) Stat
 func (w *walker) acquire(h Hold, s State) State {
 	if old, held := s.find(h.Path); held && w.report && !old.Opaque && !h.Opaque {
 		w.reportRelock(old, h, h.Pos, "")
+	} else if old, why := w.copiedAlias(s, h); why != "" && w.report {
+		w.reportRelock(old, h, h.Pos, why)
 	}
 	if w.report {
-		w.edgesTo(s, h, h.Pos, nil)
+		w.edgesTo(s, h, h.Pos, nil, true)
 	}
 	if w.final {
-		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, cond: w.condStep(), Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), Sub: h.Sub})
 	}
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++
@@ -91,7 +124,7 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	held := w.e.at(old.Pos)
 	first := diag.Hop{Pos: old.Pos, What: h.Name + " first taken here"}
 	switch {
-	case old.Maybe && old.Loop && via == "" && w.unlocked[h.Path]:
+	case old.Maybe && old.Loop && (w.unlocked[h.Path] || old.Inferred):
 		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first)
 	case old.Maybe:
 	case old.Shared && h.Shared:
@@ -111,20 +144,17 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 			return s.with(old)
 		}
 		if old.Maybe { // unknown afterwards: not "definitely released"
+			if w.final {
+				w.info.addUnlock(byClass(h)) // on some paths, maybe the caller's
+			}
 			s = s.without(h.Path)
 			s.released = remove(s.released, h.Path)
 			return s
 		}
 		return s.without(h.Path)
 	}
-	// A lock reached through a value with no symbolic path (a call result,
-	// a phi) may be the one held under another name: match by class.
-	if !portable(h.Path) && h.Class != "" {
-		for _, o := range s.holds {
-			if o.Class == h.Class {
-				return s.without(o.Path)
-			}
-		}
+	if o, ok := s.underOtherName(h); ok {
+		return s.without(o.Path)
 	}
 	if s.wasReleased(h.Path) && !h.Opaque {
 		if w.report && !w.maybeDefer {
@@ -134,11 +164,55 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 	}
 	// Never taken here: the caller's lock, released on its behalf.
 	if w.final {
-		w.info.addRelease(h)
+		w.info.addRelease(byClass(h))
+		w.info.addUnlock(byClass(h))
 	}
 	s = s.without(h.Path)
-	s.outer = true
+	s = s.releasedOuter(h.Path)
 	return s
+}
+
+// copiedAlias finds a held lock that h is probably under another path: the
+// same class reached through the same pointer field group, whose objects
+// the package hands from one to another (child.tree = parent.tree: the
+// tree of a node and of its child are one tree). why says so for the
+// message, "" when there is none.
+func (w *walker) copiedAlias(s State, h Hold) (Hold, string) {
+	if h.Class == "" || h.Opaque || !strings.HasPrefix(h.Sub, "ptr:") {
+		return Hold{}, ""
+	}
+	for _, o := range s.holds {
+		if o.Class != h.Class || o.Sub != h.Sub || o.Maybe || o.Opaque || o.Path == h.Path {
+			continue
+		}
+		if at, ok := w.e.objs.Copied(h.Sub); ok {
+			field := shortClass(strings.TrimPrefix(h.Sub, "ptr:"))
+			return o, ", the same lock through " + field + ", which the package copies from object to object (at " + w.e.at(at) + "),"
+		}
+	}
+	return Hold{}, ""
+}
+
+// underOtherName finds the hold an unlock of h releases when h's path is
+// not held: a lock reached through a value with no symbolic path (a call
+// result, a phi: tx.db.mu for the db the caller locked) may be the one
+// held under another name, matched by class.
+func (s State) underOtherName(h Hold) (Hold, bool) {
+	if _, held := s.find(h.Path); held || h.Class == "" {
+		return Hold{}, false
+	}
+	if o, ok := s.heldByClass(h.Class); ok {
+		return o, true // one key's lock a helper left held (keyed.go)
+	}
+	if portable(h.Path) {
+		return Hold{}, false
+	}
+	for _, o := range s.holds {
+		if o.Class == h.Class {
+			return o, true
+		}
+	}
+	return Hold{}, false
 }
 
 // runDefers replays the pending defers, last registered first.
@@ -153,7 +227,7 @@ func (w *walker) runDefers(pos token.Pos, s State) State {
 		w.blk = d.at.Block()
 		w.maybeDefer = d.maybe
 		call := d.at.Common()
-		if op, lv := lockop.Classify(call); op != lockop.None {
+		if op, lv := w.e.classify(call); op != lockop.None {
 			s = w.lockOp(op, lv, d.at.Pos(), s)
 		} else {
 			s = w.call(call, d.at.Pos(), s)
@@ -171,6 +245,7 @@ func maybeApplied(before, after State) State {
 	for _, h := range before.holds {
 		if _, still := after.find(h.Path); !still {
 			h.Maybe = true
+			h.leaky = false // the defer registered on some paths explains it
 			after = after.with(h)
 		}
 	}

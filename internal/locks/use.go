@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/token"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -20,6 +21,7 @@ func classify(addr ssa.Value, depth int) access {
 		switch x := r.(type) {
 		case *ssa.Store:
 			if depth == 0 {
+				acc.stored = acc.stored || x.Addr == addr
 				acc.write = true // stored into, or the address itself stored away
 			} else {
 				acc.read = true
@@ -38,13 +40,13 @@ func classify(addr ssa.Value, depth int) access {
 			acc.read = true
 		case *ssa.FieldAddr, *ssa.IndexAddr:
 			sub := classify(r.(ssa.Value), 0)
-			acc.read, acc.write, acc.atomic = acc.read || sub.read, acc.write || sub.write, acc.atomic || sub.atomic
+			acc = acc.merge(sub)
 		case *ssa.Call:
 			u := useInCall(x, addr, depth)
 			if depth == 1 && isBuiltin(x, "delete") && len(x.Call.Args) > 0 && x.Call.Args[0] == addr {
 				u.write = true
 			}
-			acc.read, acc.write, acc.atomic = acc.read || u.read, acc.write || u.write, acc.atomic || u.atomic
+			acc = acc.merge(u)
 		case *ssa.DebugRef:
 		default:
 			if depth == 0 {
@@ -62,15 +64,34 @@ func classify(addr ssa.Value, depth int) access {
 // unless it is a Load); an address given to any other call may be written
 // through (depth 0); a loaded value is only read.
 func useInCall(c *ssa.Call, v ssa.Value, depth int) access {
-	callee := c.Call.StaticCallee()
-	if callee != nil && callee.Pkg != nil && callee.Pkg.Pkg.Path() == "sync/atomic" {
+	if callee := c.Call.StaticCallee(); atomicPackage(callee) {
 		name := callee.Name()
-		return access{atomic: true, read: true, write: len(name) < 4 || name[:4] != "Load"}
+		if strings.HasPrefix(name, "Racy") { // gVisor atomicbitops' plain accessors
+			return access{read: true, write: name != "RacyLoad"}
+		}
+		return access{atomic: true, read: true, write: !strings.HasPrefix(name, "Load"), atomicFn: callee.Signature.Recv() == nil}
 	}
 	if depth == 0 {
 		return access{read: true, write: true}
 	}
 	return access{read: true}
+}
+
+func (a access) merge(b access) access {
+	return access{read: a.read || b.read, write: a.write || b.write, atomic: a.atomic || b.atomic,
+		atomicFn: a.atomicFn || b.atomicFn, stored: a.stored || b.stored}
+}
+
+// atomicPackage reports whether fn is a function or method of sync/atomic,
+// or of a package named atomicbitops (gVisor's, which checklocks knows).
+// Instantiated generic methods (atomic.Pointer[T].Load) have no package
+// of their own: their object's package counts.
+func atomicPackage(fn *ssa.Function) bool {
+	if fn == nil || fn.Object() == nil || fn.Object().Pkg() == nil {
+		return false
+	}
+	pkg := fn.Object().Pkg()
+	return pkg.Path() == "sync/atomic" || pkg.Name() == "atomicbitops"
 }
 
 func isBuiltin(c *ssa.Call, name string) bool {

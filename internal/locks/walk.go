@@ -28,17 +28,22 @@ type walker struct {
 	// blk is the block of the instruction being applied (of the Defer
 	// for a deferred call); retBlocks the blocks ending in a return.
 	blk       *ssa.BasicBlock
+	at        ssa.Instruction // the instruction being applied
 	retBlocks []*ssa.BasicBlock
 	values    map[string]ssa.Instruction // by SSA name, for "v:" paths
 	// maybeDefer: replaying a defer registered on some paths only (or
 	// once per loop iteration): its unlock proves no double unlock.
 	maybeDefer bool
 	targetBuf  []target // scratch for targets
+	// dead: branches found impossible (cond.go), by predecessor and
+	// successor index; nil while there is none.
+	dead map[[2]int]bool
 }
 
 type retState struct {
 	pos   token.Pos
 	state State
+	ret   *ssa.Return
 }
 
 // maxRounds bounds the fixpoint: the lattice is finite (paths come from
@@ -105,7 +110,12 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 		if !done[p.Index] {
 			continue
 		}
-		ins = append(ins, w.edgeState(p, b, out[p.Index]))
+		es, live := w.edgeState(p, b, out[p.Index])
+		w.markDead(p, b, !live)
+		if !live {
+			continue // a branch that cannot be taken
+		}
+		ins = append(ins, es)
 		back = append(back, b.Dominates(p))
 	}
 	if len(ins) == 0 {
@@ -166,12 +176,16 @@ func (w *walker) rootValue(path string) ssa.Instruction {
 	return w.values[name]
 }
 
-// edgeState refines the state leaving p towards b: on the branch where a
-// TryLock succeeded the lock is held.
-func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) State {
+// edgeState refines the state leaving p towards b by the branch taken
+// (cond.go), and on the branch where a TryLock succeeded the lock is held.
+// live is false for a branch that cannot be taken.
+func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) (_ State, live bool) {
 	ifi, ok := p.Instrs[len(p.Instrs)-1].(*ssa.If)
 	if !ok || len(p.Succs) != 2 || p.Succs[0] == p.Succs[1] {
-		return s
+		return s, true
+	}
+	if s, live = w.branch(ifi, p.Succs[0] == b, s); !live {
+		return s, false
 	}
 	cond, negated := ifi.Cond, false
 	for {
@@ -183,27 +197,27 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) State {
 	}
 	call, ok := cond.(*ssa.Call)
 	if !ok {
-		return s
+		return s, true
 	}
-	op, lv := lockop.Classify(call.Common())
+	op, lv := w.e.classify(call.Common())
 	if op != lockop.TryLock && op != lockop.TryRLock {
-		return s
+		return s, true
 	}
 	if (p.Succs[0] == b) == negated {
-		return s // the failure branch
+		return s, true // the failure branch
 	}
 	h := w.holdOf(lv, op.Shared(), call.Pos())
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++ // a successful re-entrant TryRLock: one more unlock due
-		return s.with(old)
+		return s.with(old), true
 	}
 	h.Try = true
-	return s.with(h)
+	return s.with(h), true
 }
 
 func (w *walker) block(b *ssa.BasicBlock, s State) State {
 	for _, instr := range b.Instrs {
-		w.blk = b
+		w.blk, w.at = b, instr
 		s = w.instr(instr, s)
 	}
 	return s
@@ -211,17 +225,45 @@ func (w *walker) block(b *ssa.BasicBlock, s State) State {
 
 // holdOf describes the lock value lv as a new hold.
 func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
+	if types.IsInterface(lv.Type()) {
+		if h, ok := w.lockerHold(lv, shared, pos); ok {
+			return h
+		}
+	}
 	h := Hold{Path: w.e.lockPath(w.fn, lv), Shared: shared, Pos: pos, Name: "lock", Opaque: types.IsInterface(lv.Type())}
 	if fa, ok := lv.(*ssa.FieldAddr); ok {
-		h.Sub = valueFieldSub(fa.X)
+		h.Sub = w.e.objs.Via(fa.X)
 	}
+	h.Obj = w.e.objs.Origin(w.fn, container(lv))
 	if v := lockop.ClassOf(lv); v != nil {
 		h.Class, h.Name = lockop.ClassKey(v), lockop.ShortName(v)
 		w.e.classVars[h.Class] = v
+	} else if c := lockop.ElementOf(lv); c != nil {
+		h.Class, h.Name = lockop.ElemKey(c), lockop.ElemName(c)
 	} else {
 		h.Name = sourceName(lv)
 	}
+	h.Keyed = h.Class != "" && lockop.Keyed(lv)
 	return h
+}
+
+// container is the value whose object holds the memory addr points into:
+// addr with its value-field selections stripped.
+func container(addr ssa.Value) ssa.Value {
+	for range 16 {
+		fa, ok := addr.(*ssa.FieldAddr)
+		if !ok {
+			return addr
+		}
+		addr = fa.X
+	}
+	return addr
+}
+
+// private reports whether h is the lock of an object this function
+// created and has not yet published at the instruction being applied.
+func (w *walker) private(h Hold) bool {
+	return h.Obj != nil && w.e.objs.Private(h.Obj, w.at)
 }
 
 // sourceName names a lock without a class (a local, a parameter) as the

@@ -113,7 +113,7 @@ func (e *engine) checkAccesses() {
 // judge names the rule an access of role's state breaks on root, or "".
 func judge(r *roots.Root, role string) string {
 	switch r.Kind {
-	case roots.KindEntry, roots.KindDeclared:
+	case roots.KindEntry, roots.KindDeclared, roots.KindSerialized:
 		if orDefault(r.Role) != role {
 			return "foreign-access"
 		}

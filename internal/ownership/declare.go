@@ -32,15 +32,17 @@ func (e *engine) checkUndeclared() {
 		if isExported(fn) {
 			why = "it is exported"
 		}
-		msg := fmt.Sprintf("%s touches %s state (%s %s: %s) but declares no role, and %s so its callers are unknown: declare it //confined:control %s",
-			e.name(fn), t.a.role, t.a.state, t.a.kind.verb(), e.chain(nil, t), why, t.a.role)
+		msg := fmt.Sprintf("%s touches %s state (%s %s: %s) but declares no role, and %s so its callers are unknown: declare it %s",
+			e.name(fn), t.a.role, t.a.state, t.a.kind.verb(), e.chain(nil, t), why, controlDirective(t.a.role))
 		pos, fix := e.funcLine(fn), []analysis.SuggestedFix(nil)
-		if pos != fn.Pos() {
-			text := "//confined:control " + t.a.role + "\n"
-			fix = []analysis.SuggestedFix{{
-				Message:   "declare " + e.name(fn) + " //confined:control " + t.a.role,
-				TextEdits: []analysis.TextEdit{{Pos: pos, End: pos, NewText: []byte(text)}},
-			}}
+		if fd := diag.EnclosingFunc(e.p.Pass.Files, fn.Pos()); pos != fn.Pos() && fd != nil {
+			// Declare and assert together: with the Assert the fixed
+			// function is complete, and the next run finds nothing to add.
+			edits := []analysis.TextEdit{declareEdit(fd, t.a.role)}
+			if assert, _, ok := e.ownerCallEdit(fn, "Assert", t.a.role); ok {
+				edits = append(edits, assert)
+			}
+			fix = fixes("declare "+e.name(fn)+" "+controlDirective(t.a.role), edits...)
 		}
 		e.findings = append(e.findings, diag.Finding{Pos: pos, Fallback: fn.Pos(), Rule: "undeclared-role", Message: msg, Fixes: fix})
 	}
@@ -52,20 +54,38 @@ func (e *engine) checkUndeclared() {
 func (e *engine) checkRuntime() {
 	for _, r := range e.roots {
 		fn := r.Func
+		role := orDefault(r.Role)
 		switch r.Kind {
 		case roots.KindEntry:
 			if !e.calledFrom(r, e.binds) {
 				e.findings = append(e.findings, diag.Finding{Pos: e.funcLine(fn), Fallback: fn.Pos(), Rule: "missing-bind",
-					Message: fmt.Sprintf("%s is the //confined:entry of %s's goroutine but never calls Bind() on its confine.Owner, so runtime assertions cannot check it", e.name(fn), orDefault(r.Role))})
+					Message: fmt.Sprintf("%s is the //confined:entry of %s's goroutine but never calls Bind() on its confine.Owner, so runtime assertions cannot check it", e.name(fn), role),
+					Fixes:   e.ownerCallFix(fn, "Bind", role)})
 			}
 		case roots.KindDeclared:
 			_, control := e.p.FuncDecl(fn).Has(string(directive.Control))
 			if control && (isExported(fn) || e.ctx.Escapes(fn)) && !e.calledFrom(r, e.asserts) {
 				e.findings = append(e.findings, diag.Finding{Pos: e.funcLine(fn), Fallback: fn.Pos(), Rule: "missing-assert",
-					Message: fmt.Sprintf("%s is //confined:control %s and callable from code the analysis cannot see, but never calls Assert() on its confine.Owner", e.name(fn), orDefault(r.Role))})
+					Message: fmt.Sprintf("%s is %s and callable from code the analysis cannot see, but never calls Assert() on its confine.Owner", e.name(fn), controlDirective(role)),
+					Fixes:   e.ownerCallFix(fn, "Assert", role)})
+			}
+		case roots.KindSerialized:
+			if !e.calledFrom(r, e.asserts) {
+				e.findings = append(e.findings, diag.Finding{Pos: e.funcLine(fn), Fallback: fn.Pos(), Rule: "missing-assert",
+					Message: fmt.Sprintf("%s is //confined:serialized %s and runs on another goroutine, but never calls Assert() on its confine.Owner, so nothing checks at run time that %s lent it the owner (Lend/Reclaim)", e.name(fn), role, role),
+					Fixes:   e.ownerCallFix(fn, "Assert", role)})
 			}
 		}
 	}
+}
+
+// ownerCallFix is the fix adding "x.owner.method()" at the top of fn.
+func (e *engine) ownerCallFix(fn *ssa.Function, method, role string) []analysis.SuggestedFix {
+	edit, stmt, ok := e.ownerCallEdit(fn, method, role)
+	if !ok {
+		return nil
+	}
+	return fixes("call "+stmt+" at the top of "+e.name(fn), edit)
 }
 
 // calledFrom reports whether a function in set runs on root r itself,
@@ -81,10 +101,7 @@ func (e *engine) calledFrom(r *roots.Root, set map[*ssa.Function]bool) bool {
 
 // funcLine is the position of fn's func keyword, where the directive goes.
 func (e *engine) funcLine(fn *ssa.Function) token.Pos {
-	if fd := diag.EnclosingFunc(e.p.Pass.Files, fn.Pos()); fd != nil && fd.Name.Pos() == fn.Pos() {
-		return fd.Pos()
-	}
-	return fn.Pos()
+	return diag.FuncKeyword(e.p.Pass.Files, fn.Pos())
 }
 
 func isExported(fn *ssa.Function) bool {

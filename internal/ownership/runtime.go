@@ -80,10 +80,10 @@ func (e *engine) ownerRole(addr ssa.Value) string {
 }
 
 // hasContextDecl reports whether fn declares how it runs other than by a
-// role: entry, callback or any.
+// role: entry, callback, serialized or any.
 func (e *engine) hasContextDecl(fn *ssa.Function) bool {
 	d := e.p.FuncDecl(fn)
-	for _, v := range []directive.Verb{directive.Entry, directive.Callback, directive.Any} {
+	for _, v := range []directive.Verb{directive.Entry, directive.Callback, directive.Serialized, directive.Any} {
 		if _, ok := d.Has(string(v)); ok {
 			return true
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/program"
 	"github.com/confinelint/confinelint/internal/roots"
 )
@@ -51,6 +52,8 @@ type engine struct {
 	summing map[*ssa.Function]bool
 
 	findings []diag.Finding
+
+	bareObjects *objects.Index // see objects()
 }
 
 // Summarize computes the package's ownership summary and exports its facts.

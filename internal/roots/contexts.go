@@ -9,6 +9,7 @@ import (
 
 	"github.com/confinelint/confinelint/facts"
 	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/program"
 )
 
@@ -16,14 +17,15 @@ import (
 type Kind uint8
 
 const (
-	KindEntry     Kind = iota // a //confined:entry ROLE function: ROLE's goroutine
-	KindDeclared              // an exported or escaping function declared to run on ROLE
-	KindGo                    // a go statement whose target is not an entry
-	KindAsync                 // a function value passed to an asynchronous API
-	KindInterface             // a method implementing an asynchronous interface
-	KindCallback              // a //confined:callback function
-	KindAny                   // a //confined:any function: safe from any goroutine
-	KindUnknown               // exported or escaping, undeclared: callers unknown
+	KindEntry      Kind = iota // a //confined:entry ROLE function: ROLE's goroutine
+	KindDeclared               // an exported or escaping function declared to run on ROLE
+	KindGo                     // a go statement whose target is not an entry
+	KindAsync                  // a function value passed to an asynchronous API
+	KindInterface              // a method implementing an asynchronous interface
+	KindCallback               // a //confined:callback function
+	KindSerialized             // a //confined:serialized ROLE function: foreign, but runs as ROLE
+	KindAny                    // a //confined:any function: safe from any goroutine
+	KindUnknown                // exported or escaping, undeclared: callers unknown
 )
 
 // Root is where a context starts.
@@ -49,6 +51,8 @@ func (r *Root) Describe() string {
 	switch r.Kind {
 	case KindEntry, KindDeclared:
 		return r.Role + "'s goroutine"
+	case KindSerialized:
+		return "the goroutine running " + r.Via + " (serialized with " + r.Role + ")"
 	case KindGo:
 		return "the goroutine started by the go statement"
 	case KindAsync:
@@ -127,8 +131,9 @@ type Contexts struct {
 	rootOf map[*ssa.Function]*Root
 	// escapes marks functions whose address escapes.
 	escapes map[*ssa.Function]bool
-	// pubs caches the publication points of allocations (see Private).
-	pubs map[*ssa.Alloc][]ssa.Instruction
+	// Objects answers which object a value is and when a fresh object is
+	// published, for every engine (see package objects).
+	Objects *objects.Index
 }
 
 // Of returns the contexts fn can run on, roots in discovery order.
@@ -146,6 +151,14 @@ func (c *Contexts) RootOf(fn *ssa.Function) *Root { return c.rootOf[fn] }
 // Escapes reports whether fn's address escapes (stored, converted to an
 // interface, returned or passed to an asynchronous API).
 func (c *Contexts) Escapes(fn *ssa.Function) bool { return c.escapes[fn] }
+
+// startsGoroutine reports whether fn runs on a goroutine of its own that
+// owns no role: a go target or an asynchronous API's argument (handing a
+// closure over an object to it publishes the object).
+func (c *Contexts) startsGoroutine(fn *ssa.Function) bool {
+	r := c.rootOf[fn]
+	return r != nil && r.Foreign()
+}
 
 // Names renders a reach's chain: "onRevoked -> resetCounters".
 func (r Reach) Names(from *types.Package) []string {
@@ -165,8 +178,8 @@ func Compute(p *program.Package, table *Table) *Contexts {
 		calls:   map[*ssa.Function][]Edge{},
 		rootOf:  map[*ssa.Function]*Root{},
 		escapes: map[*ssa.Function]bool{},
-		pubs:    map[*ssa.Alloc][]ssa.Instruction{},
 	}}
+	b.c.Objects = objects.New(p.Funcs, b.c.startsGoroutine)
 	for _, fn := range p.Funcs {
 		b.scan(fn)
 	}
@@ -190,6 +203,13 @@ type builder struct {
 	table *Table
 	c     *Contexts
 	impls map[*types.Func][]*ssa.Function // cache of implementations
+	// uses memoises what functions do with the function values they
+	// are given (handoff.go).
+	uses map[ssa.Value]use
+	// declared holds the asynchronous APIs declared in code (this
+	// package's //confined:async and its imports' AsyncAPIs facts); nil
+	// until the first call passes a function value.
+	declared *Table
 }
 
 func (b *builder) addRoot(r *Root) {
@@ -208,6 +228,10 @@ func (b *builder) declaredRoot(fn *ssa.Function) {
 	name := program.FuncName(fn, b.p.Pass.Pkg)
 	if it, ok := d.Has(string(directive.Entry)); ok {
 		b.addRoot(&Root{Kind: KindEntry, Role: it.Role, Func: fn, Pos: fn.Pos(), Via: name})
+		return
+	}
+	if it, ok := d.Has(string(directive.Serialized)); ok {
+		b.addRoot(&Root{Kind: KindSerialized, Role: it.Role, Func: fn, Pos: fn.Pos(), Via: name})
 		return
 	}
 	if _, ok := d.Has(string(directive.Callback)); ok {
@@ -230,6 +254,23 @@ func (b *builder) declaredRoot(fn *ssa.Function) {
 		return
 	}
 	b.addRoot(&Root{Kind: KindUnknown, Func: fn, Pos: fn.Pos(), Via: name})
+}
+
+// RunsAs reports the role that a function declared d runs as whoever calls
+// it, and whichever goroutine that is: an entry of ROLE is the body of
+// ROLE's goroutine, so calling it (go x.run(), go func() { x.run() }(),
+// g.Go(func() error { return x.run() }), or a plain call at the end of a
+// goroutine's setup) starts ROLE on that goroutine; a serialized ROLE
+// function runs as ROLE by its declaration. Code below such a call is
+// ROLE's, never the caller's: the engines judge it on the function's own
+// root and do not charge it to the caller's context.
+func RunsAs(d *facts.Decl) (string, bool) {
+	for _, v := range []directive.Verb{directive.Entry, directive.Serialized} {
+		if it, ok := d.Has(string(v)); ok {
+			return it.Role, true
+		}
+	}
+	return "", false
 }
 
 // DeclaredRole is the role a declaration confines a function to: control,

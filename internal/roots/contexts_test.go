@@ -37,7 +37,7 @@ var contextsAnalyzer = &analysis.Analyzer{
 }
 
 func kindName(k roots.Kind) string {
-	return [...]string{"entry", "declared", "go", "async", "interface", "callback", "any", "unknown"}[k]
+	return [...]string{"entry", "declared", "go", "async", "interface", "callback", "serialized", "any", "unknown"}[k]
 }
 
 func TestContexts(t *testing.T) {

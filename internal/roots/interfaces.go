@@ -67,7 +67,7 @@ func (b *builder) interfaceRoots() {
 			}
 			for _, name := range ai.Methods {
 				if fn := b.methodFunc(n, name); fn != nil {
-					b.addRoot(&Root{Kind: KindInterface, Func: fn, Pos: fn.Pos(), Via: ai.Display + "." + name})
+					b.addForeignRoot(&Root{Kind: KindInterface, Func: fn, Pos: fn.Pos(), Via: ai.Display + "." + name})
 				}
 			}
 		}

@@ -39,10 +39,20 @@ func (b *builder) scanGo(in *ssa.Go) {
 			b.c.calls[target] = append(b.c.calls[target], Edge{Callee: f, Site: in.Pos()})
 		}
 	}
-	if _, isEntry := b.p.FuncDecl(target).Has(string(directive.Entry)); isEntry {
-		return // the entry is a root of its own, with its role
+	if _, ok := RunsAs(b.p.FuncDecl(target)); ok {
+		return // an entry or serialized function is a root of its own, with its role
 	}
 	b.addRoot(&Root{Kind: KindGo, Func: target, Pos: in.Pos(), Via: "go statement"})
+}
+
+// addForeignRoot adds a root that a library or a spawns parameter starts,
+// unless its function runs as a role whoever starts it (RunsAs): then its
+// own entry or serialized root, added by declaredRoot, says how it runs.
+func (b *builder) addForeignRoot(r *Root) {
+	if _, ok := RunsAs(b.p.FuncDecl(r.Func)); ok {
+		return
+	}
+	b.addRoot(r)
 }
 
 func (b *builder) scanCall(fn *ssa.Function, in ssa.CallInstruction) {
@@ -72,18 +82,30 @@ func (b *builder) scanCall(fn *ssa.Function, in ssa.CallInstruction) {
 			apiName, spawns = b.calleeInfo(call, callee)
 			looked = true
 		}
-		if api, ok := b.table.Lookup(apiName, i); ok && apiName != "" {
+		if api, ok := b.asyncAPI(apiName, i); ok && apiName != "" {
 			b.c.escapes[target] = true
-			b.addRoot(&Root{Kind: KindAsync, Func: target, Pos: in.Pos(), Via: api.Display})
+			b.addForeignRoot(&Root{Kind: KindAsync, Func: target, Pos: in.Pos(), Via: api.Display})
 			continue
 		}
 		if spawns != nil && spawns(i) {
 			b.c.escapes[target] = true
-			b.addRoot(&Root{Kind: KindAsync, Func: target, Pos: in.Pos(), Via: program.FuncName(callee, b.p.Pass.Pkg)})
+			b.addForeignRoot(&Root{Kind: KindAsync, Func: target, Pos: in.Pos(), Via: program.FuncName(callee, b.p.Pass.Pkg)})
 			continue
 		}
 		// Any other call is assumed to call its function argument on the
-		// caller's goroutine (sort.Slice, slices.SortFunc...).
+		// caller's goroutine (sort.Slice, slices.SortFunc...), unless it is
+		// this package's function and starts it or hands it on (handoff.go).
+		if local := b.local(callee); local != nil && !call.IsInvoke() {
+			switch b.argUse(local, i) {
+			case useStarts:
+				b.c.escapes[target] = true
+				b.addForeignRoot(&Root{Kind: KindAsync, Func: target, Pos: in.Pos(), Via: program.FuncName(callee, b.p.Pass.Pkg)})
+				continue
+			case useHandsOff:
+				b.c.escapes[target] = true
+				continue
+			}
+		}
 		b.c.calls[fn] = append(b.c.calls[fn], Edge{Callee: target, Site: in.Pos()})
 	}
 }
@@ -137,7 +159,7 @@ func (b *builder) scanEscapes(instr ssa.Instruction) {
 		if conv, ok := instr.(*ssa.ChangeType); ok {
 			if via, ok := asyncConversions[typeKey(conv.Type())]; ok {
 				b.c.escapes[target] = true
-				b.addRoot(&Root{Kind: KindInterface, Func: target, Pos: conv.Pos(), Via: via})
+				b.addForeignRoot(&Root{Kind: KindInterface, Func: target, Pos: conv.Pos(), Via: via})
 				continue
 			}
 		}

@@ -4,10 +4,15 @@
 package roots
 
 import (
+	"errors"
 	"fmt"
+	"go/types"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/confinelint/confinelint/facts"
+	"github.com/confinelint/confinelint/internal/directive"
 )
 
 // AsyncAPI is a function or method that runs one of its function-typed
@@ -62,6 +67,13 @@ var asyncConversions = map[string]string{
 // those the user adds with -confined.async.
 type Table struct {
 	apis map[string]AsyncAPI
+	// user are the entries added with Add, as written, for Check.
+	user []userAPI
+}
+
+type userAPI struct {
+	spec, name string
+	arg        int
 }
 
 // Default is the table used by the analyzers; the -confined.async flag adds
@@ -77,7 +89,14 @@ func NewTable() *Table {
 	return t
 }
 
-func key(name string, arg int) string { return name + ":" + strconv.Itoa(arg) }
+// key identifies an API whatever the spelling of its receiver: "(*pkg.T).M",
+// "pkg.(*T).M" and "pkg.T.M" are one method, as a method of T is one of *T
+// too.
+func key(name string, arg int) string {
+	return receiverMarks.Replace(name) + ":" + strconv.Itoa(arg)
+}
+
+var receiverMarks = strings.NewReplacer("(*", "", "(", "", ")", "")
 
 // Lookup reports whether argument arg of the function with the given
 // FullName runs asynchronously.
@@ -87,37 +106,61 @@ func (t *Table) Lookup(fullName string, arg int) (AsyncAPI, bool) {
 }
 
 // Add parses and adds one user entry, "pkgpath.Func:argN" or
-// "(*pkgpath.T).Method:argN" (N counts from 0, receiver excluded).
+// "pkgpath.(*T).Method:argN" (N counts from 0, receiver excluded). Whether
+// it names a real function is checked once packages are loaded (Check).
 func (t *Table) Add(spec string) error {
-	i := strings.LastIndex(spec, ":arg")
+	i := strings.LastIndex(spec, ":")
 	if i <= 0 {
 		return fmt.Errorf("async API %q: want pkgpath.Func:argN, e.g. example.com/pool.(*Pool).Submit:arg0 or example.com/pool.Go:arg1", spec)
 	}
-	n, err := strconv.Atoi(spec[i+len(":arg"):])
-	if err != nil || n < 0 {
-		return fmt.Errorf("async API %q: argument index after :arg must be a number >= 0", spec)
+	n, ok := directive.ParseArgIndex(spec[i+1:])
+	if !ok {
+		return fmt.Errorf("async API %q: after the colon comes the argument that runs on another goroutine, arg0 for the first (the receiver does not count)", spec)
 	}
-	name := normalizeMethod(spec[:i])
-	t.apis[key(name, n)] = AsyncAPI{FullName: name, Arg: n, Display: shortName(name)}
+	name := spec[:i]
+	t.add(name, n)
+	t.user = append(t.user, userAPI{spec: spec, name: name, arg: n})
 	return nil
 }
 
-// normalizeMethod accepts "pkg.(*T).M" as well as types.Func.FullName's
-// "(*pkg.T).M".
-func normalizeMethod(name string) string {
-	if j := strings.Index(name, ".(*"); j > 0 && !strings.HasPrefix(name, "(") {
-		rest := name[j+3:] // "T).M"
-		return "(*" + name[:j] + "." + rest
+func (t *Table) add(name string, arg int) {
+	t.apis[key(name, arg)] = AsyncAPI{FullName: name, Arg: arg, Display: shortName(name)}
+}
+
+// Check resolves the entries added with Add against pkgs, by path, and
+// returns an error naming each that denotes no function with a function
+// argument there, with the closest match. With partial set, pkgs are only
+// the packages one package sees, and entries of other packages are left
+// for the packages that see them.
+func (t *Table) Check(pkgs map[string]*types.Package, partial bool) error {
+	var errs []error
+	for _, u := range t.user {
+		fn, why, known := directive.ResolveAsync(u.name, u.arg, pkgs)
+		if fn == nil && (known || !partial) {
+			errs = append(errs, fmt.Errorf("-confined.async=%s: %s", u.spec, why))
+		}
 	}
-	if j := strings.Index(name, ".("); j > 0 && !strings.HasPrefix(name, "(") {
-		return "(" + name[:j] + "." + name[j+2:]
+	return errors.Join(errs...)
+}
+
+// HasUserEntries reports whether Add was used: only then is Check needed.
+func (t *Table) HasUserEntries() bool { return len(t.user) > 0 }
+
+// MayName reports whether an entry added with Add may name a function of
+// the package at path (its name starts with the path and a dot): Check
+// needs the types of those packages, and only the paths of the others.
+func (t *Table) MayName(path string) bool {
+	for _, u := range t.user {
+		if strings.HasPrefix(u.name, path+".") || strings.HasPrefix(u.name, "(*"+path+".") || strings.HasPrefix(u.name, "("+path+".") {
+			return true
+		}
 	}
-	return name
+	return false
 }
 
 // shortName turns "(*example.com/pool.Pool).Submit" into "pool.Pool.Submit".
 func shortName(full string) string {
-	s := strings.NewReplacer("(*", "", "(", "", ")", "").Replace(full)
+	s := receiverMarks.Replace(full)
 	if i := strings.LastIndex(s, "/"); i >= 0 {
 		s = s[i+1:]
 	}
@@ -152,4 +195,29 @@ func (f *Flag) Set(v string) error {
 		f.added = append(f.added, item)
 	}
 	return nil
+}
+
+// asyncAPI looks argument arg of the function fullName up in the table in
+// force and then among the APIs declared in code, which it gathers on the
+// first call: most packages never pass a function value to anything.
+func (b *builder) asyncAPI(fullName string, arg int) (AsyncAPI, bool) {
+	if a, ok := b.table.Lookup(fullName, arg); ok {
+		return a, true
+	}
+	if b.declared == nil {
+		b.declared = &Table{apis: map[string]AsyncAPI{}}
+		if set := b.p.Directives; set != nil {
+			for _, d := range set.Async {
+				b.declared.add(d.Func.FullName(), d.Arg)
+			}
+		}
+		for _, pf := range b.p.Pass.AllPackageFacts() {
+			if f, ok := pf.Fact.(*facts.AsyncAPIs); ok {
+				for _, api := range f.APIs {
+					b.declared.add(api.Func, api.Arg)
+				}
+			}
+		}
+	}
+	return b.declared.Lookup(fullName, arg)
 }

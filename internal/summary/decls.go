@@ -2,6 +2,7 @@ package summary
 
 import (
 	"go/types"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -55,7 +56,8 @@ func declItem(dir directive.Directive) facts.DeclItem {
 
 // relativePath renders a lock path relative to its declaration, so it means
 // the same thing in another package: "recv.mu", "param1.state.mu",
-// "field.mu", "global".
+// "field.mu", "global", or "g:KEY.f.mu" for a field path from a package
+// var (KEY its lockop.ClassKey), which no caller rewrites.
 func relativePath(lp *directive.LockPath) string {
 	s := ""
 	switch lp.Root {
@@ -68,7 +70,10 @@ func relativePath(lp *directive.LockPath) string {
 	case directive.RootResult:
 		s = "result" + strconv.Itoa(lp.Param)
 	case directive.RootGlobal:
-		return "global"
+		if len(lp.Fields) == 0 {
+			return "global"
+		}
+		s = "g:" + lockop.ClassKey(lp.Global)
 	}
 	for _, f := range lp.Fields {
 		s += "." + f.Name()
@@ -84,4 +89,22 @@ func lessItem(a, b facts.DeclItem) bool {
 		return a.Role < b.Role
 	}
 	return a.LockText < b.LockText
+}
+
+// exportAsync exports the package's //confined:async declarations, so that
+// its importers see the same asynchronous APIs.
+func exportAsync(pass *analysis.Pass, set *directive.Set) {
+	if len(set.Async) == 0 {
+		return
+	}
+	f := &facts.AsyncAPIs{}
+	for _, d := range set.Async {
+		f.APIs = append(f.APIs, facts.AsyncAPI{Func: d.Func.FullName(), Arg: d.Arg})
+	}
+	sort.Slice(f.APIs, func(i, j int) bool {
+		a, b := f.APIs[i], f.APIs[j]
+		return a.Func < b.Func || a.Func == b.Func && a.Arg < b.Arg
+	})
+	f.APIs = slices.Compact(f.APIs)
+	pass.ExportPackageFact(f)
 }

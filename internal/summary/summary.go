@@ -45,6 +45,7 @@ func (r *Result) Directives() *directive.Set { return r.Package.Directives }
 func run(pass *analysis.Pass) (any, error) {
 	set := directive.Collect(pass.Fset, pass.Files, pass.Pkg, pass.TypesInfo, importedRoles(pass))
 	decls := exportDecls(pass, set)
+	exportAsync(pass, set)
 	p := program.New(pass, pass.ResultOf[buildssa.Analyzer].(*buildssa.SSA), set, decls)
 	ctx := roots.Compute(p, roots.Default)
 	res := &Result{Package: p, Contexts: ctx}

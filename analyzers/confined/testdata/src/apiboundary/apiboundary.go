@@ -18,7 +18,7 @@ func (c *Consumer) run() {
 }
 
 // Reset zeroes the counter.
-func (c *Consumer) Reset() { // want `Consumer.Reset touches control state \(c.inflight written: Consumer.Reset -> Consumer.reset -> c.inflight\) but declares no role, and it is exported so its callers are unknown: declare it //confined:control control`
+func (c *Consumer) Reset() { // want `Consumer.Reset touches control state \(c.inflight written: Consumer.Reset -> Consumer.reset -> c.inflight\) but declares no role, and it is exported so its callers are unknown: declare it //confined:control \[`
 	c.reset()
 }
 

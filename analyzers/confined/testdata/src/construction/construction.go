@@ -46,3 +46,31 @@ func newCaptured() *Consumer {
 }
 
 var _ = newCaptured
+
+// StartAll makes one consumer per shard, each initialised before its own
+// loop starts: silent in every iteration, since each iteration allocates a
+// new consumer (publication is per allocation).
+func StartAll(n int) []*Consumer {
+	var out []*Consumer
+	for i := 0; i < n; i++ {
+		c := &Consumer{in: make(chan int)}
+		c.inflight = i
+		go c.run()
+		out = append(out, c)
+	}
+	return out
+}
+
+// RestartAll touches the previous iteration's consumer after its loop
+// started.
+func RestartAll(n int) { // want `RestartAll touches control state \(prev.inflight written: RestartAll -> prev.inflight\) but declares no role`
+	var prev *Consumer
+	for i := 0; i < n; i++ {
+		if prev != nil {
+			prev.inflight = 0
+		}
+		c := &Consumer{in: make(chan int)}
+		go c.run()
+		prev = c
+	}
+}

@@ -25,7 +25,7 @@ func (e *Engine) loopFixed() {
 // Push must run on the control goroutine.
 //
 //confined:control
-func (e *Engine) Push(n int) { // want `Engine.Push is //confined:control control and callable from code the analysis cannot see, but never calls Assert\(\)`
+func (e *Engine) Push(n int) { // want `Engine.Push is //confined:control and callable from code the analysis cannot see, but never calls Assert\(\)`
 	e.queue = append(e.queue, n)
 }
 

@@ -42,3 +42,25 @@ func submit(n int) {}
 
 //confined:control pol // want `role "pol" is not declared by any //confined:entry.*\[directive-role\]`
 func typoRole() {}
+
+// Explained shows how a directive carries an explanation: after a second
+// //. Words right after the arguments are arguments.
+type Explained struct {
+	owner confine.Owner //confined:control // the runtime half
+	a     int           //confined:control // owned by the control goroutine: silent
+	b     int           //confined:control      owned by the control goroutine // want `//confined:control takes at most one ROLE, got 5 arguments; an explanation goes after a second //, as in //confined:control \[ROLE\] // owned by the control goroutine \[directive-args\]`
+	c     int           //confined:control //confined:any // want `one directive per comment: "//confined:any" after //confined:control is an ordinary comment here and does nothing; put it on a line of its own.*\[directive-malformed\]`
+}
+
+//confined:serialized // want `//confined:serialized needs a ROLE; usage: //confined:serialized ROLE \[directive-args\]`
+func noRole() {}
+
+//confined:serialized pol // want `role "pol" is not declared.*\[directive-role\]`
+func serializedTypo() {}
+
+//confined:callback
+//confined:serialized control // want `contradicts //confined:callback.*\[directive-conflict\]`
+func serializedCallback() {}
+
+//confined:async time.AfterFunc arg1 // want `//confined:async is not allowed on func asyncOnFunc; it belongs on a file-level comment.*\[directive-placement\]`
+func asyncOnFunc() {}

@@ -70,3 +70,18 @@ func (w *W) other2(done chan struct{}) {
 	<-done
 	w.mu.Unlock()
 }
+
+// waitBounded waits for the worker under mu, but a timer case bounds the
+// wait: it cannot block forever. Silent.
+func (w *W) waitBounded(v int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case w.ch <- v:
+		return true
+	case <-time.After(time.Second):
+		return false
+	}
+}
+
+var _ = (*W).waitBounded

@@ -32,3 +32,10 @@ func (b *Broken) placed() {}
 //confined:requires mu
 //confined:excludes mu // want `\[directive-conflict\]`
 func (b *Broken) conflicting() {}
+
+// Twice writes two directives in one trailing comment: the second, a lock
+// verb, is lockorder's to report.
+type Twice struct {
+	mu sync.Mutex
+	n  int //confined:control //confined:guardedby mu // want `one directive per comment: "//confined:guardedby mu" after //confined:control.*\[directive-malformed\]`
+}

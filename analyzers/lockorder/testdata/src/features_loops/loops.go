@@ -28,7 +28,7 @@ func (a *Agg) Fan(xs []int) {
 func (a *Agg) FanBad(xs []int) {
 	for _, x := range xs {
 		go func() {
-			a.total += x // want `read of Agg.total without holding Agg.mu \[guardedby\]` `write to Agg.total without holding Agg.mu \[guardedby\]`
+			a.total += x // want `write to Agg.total without holding Agg.mu \[guardedby\]`
 		}()
 	}
 }

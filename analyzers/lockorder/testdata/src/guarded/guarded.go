@@ -73,7 +73,7 @@ var gmu sync.Mutex
 var total int
 
 func bump() {
-	total++ // want `read of total without holding gmu \[guardedby\]` `write to total without holding gmu \[guardedby\]`
+	total++ // want `write to total without holding gmu \[guardedby\]`
 }
 
 func bumpOK() {

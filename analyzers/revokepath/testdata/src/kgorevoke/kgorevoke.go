@@ -42,11 +42,13 @@ func NewConsumer(ctx context.Context) (*Consumer, error) {
 func (c *Consumer) onRevoked(ctx context.Context, _ *kgo.Client, _ map[string][]int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.commitLocked(ctx)
+	c.commitLocked(ctx) // want `runs inline on the goroutine started by kgo\.OnPartitionsRevoked: Consumer\.onRevoked -> Consumer\.commitLocked -> Consumer\.commit;`
 }
 
+// commitLocked is the shared helper: the finding is at the callback's call
+// of it, where the handoff to control belongs.
 func (c *Consumer) commitLocked(ctx context.Context) {
-	c.commit(ctx) // want `runs inline on the goroutine started by kgo\.OnPartitionsRevoked: Consumer\.onRevoked -> Consumer\.commitLocked -> Consumer\.commit;`
+	c.commit(ctx)
 }
 
 // poll feeds fetched records to the control goroutine.

@@ -6,3 +6,5 @@ type Owner struct{ id uint64 }
 func (o *Owner) Bind()    {}
 func (o *Owner) Release() {}
 func (o *Owner) Assert()  {}
+func (o *Owner) Lend()    {}
+func (o *Owner) Reclaim() {}

@@ -14,5 +14,9 @@ func (opt) apply() {}
 func OnPartitionsAssigned(func(context.Context, *Client, map[string][]int32)) Opt { return opt{} }
 func OnPartitionsRevoked(func(context.Context, *Client, map[string][]int32)) Opt  { return opt{} }
 func OnPartitionsLost(func(context.Context, *Client, map[string][]int32)) Opt     { return opt{} }
+func BlockRebalanceOnPoll() Opt                                                   { return opt{} }
 
 func NewClient(opts ...Opt) (*Client, error) { return &Client{}, nil }
+
+func (*Client) PollFetches(context.Context) []int { return nil }
+func (*Client) AllowRebalance()                   {}

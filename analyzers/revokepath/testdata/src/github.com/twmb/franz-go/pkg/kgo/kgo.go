@@ -21,6 +21,12 @@ func OnPartitionsRevoked(fn func(context.Context, *Client, map[string][]int32)) 
 	return opt(func(*Client) {})
 }
 
+// BlockRebalanceOnPoll makes rebalance callbacks wait for AllowRebalance.
+func BlockRebalanceOnPoll() Opt { return opt(func(*Client) {}) }
+
+// AllowRebalance lets a blocked rebalance proceed.
+func (c *Client) AllowRebalance() {}
+
 // Record is a Kafka record.
 type Record struct {
 	Topic     string

@@ -1,0 +1,29 @@
+package right
+
+// example:start
+
+//confined:async example.com/pool.(*Pool).Submit arg0
+
+// example:end
+
+import (
+	"example.com/pool"
+
+	"github.com/confinelint/confinelint/confine"
+)
+
+type Consumer struct {
+	owner    confine.Owner //confined:control
+	inflight int           //confined:control
+	mailbox  chan int
+	pool     *pool.Pool
+}
+
+//confined:entry
+func (c *Consumer) run() {
+	c.owner.Bind()
+	c.pool.Submit(func() { c.mailbox <- 1 })
+	for n := range c.mailbox {
+		c.inflight -= n
+	}
+}

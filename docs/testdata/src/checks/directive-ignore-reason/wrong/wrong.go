@@ -1,0 +1,28 @@
+package wrong
+
+import (
+	"context"
+
+	"github.com/confinelint/confinelint/confine"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+type Consumer struct {
+	owner    confine.Owner //confined:control
+	inflight int           //confined:control
+}
+
+//confined:entry
+func (c *Consumer) run() { c.owner.Bind() }
+
+func (c *Consumer) client() (*kgo.Client, error) {
+	return kgo.NewClient(kgo.BlockRebalanceOnPoll(), kgo.OnPartitionsRevoked(c.onRevoked))
+}
+
+func (c *Consumer) onRevoked(context.Context, *kgo.Client, map[string][]int32) {
+	// example:start
+
+	//confined:ignore // want `//confined:ignore needs a reason: //confined:ignore <why this finding does not apply> \[directive-ignore-reason\]`
+	c.inflight = 0 // want `\[foreign-access\]`
+	// example:end
+}

@@ -1,0 +1,19 @@
+package wrong
+
+import "sync"
+
+type Cache struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+// example:start
+
+//confined:requires mu
+func (c *Cache) evictLocked() { clear(c.m) }
+
+func (c *Cache) Trim() {
+	c.evictLocked() // want `\[requires\]`
+}
+
+// example:end

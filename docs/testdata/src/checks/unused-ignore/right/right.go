@@ -1,0 +1,10 @@
+package right
+
+// example:start
+
+func count(items []string) int {
+	n := len(items)
+	return n
+}
+
+// example:end

@@ -1,0 +1,265 @@
+package locks
+
+import (
+	"go/token"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/confinelint/confinelint/internal/diag"
+)
+
+// Reporting cycles, one finding per problem, where the fix goes:
+//
+//   - every local edge that closes a cycle contributes that cycle (its
+//     shortest way back); cycles over the same classes are one;
+//   - a cycle of three or more locks is reported only when every edge is
+//     certain (edge.must): long cycles built from possible takes were
+//     mostly paths no program runs, and a real one is all certain;
+//   - a cycle that needs an edge seen only in test code is its own rule,
+//     lock-order-test, reported at the test's acquisition;
+//   - cycles sharing an edge are grouped: the local edge that closes the
+//     most cycles is reported once, at its acquisition, naming how many
+//     it closes, with the other cycles as related information; then the
+//     next, until every cycle is covered. Ties go to the latest position,
+//     so the choice depends only on the edges, not on the order packages
+//     or functions are analysed in;
+//   - every witness of a reported cycle is also where a //confined:ignore
+//     silences it.
+
+// cycle is one lock-order cycle: edges in order, each To the next From.
+type cycle struct {
+	edges []edge
+	test  bool // needs an edge seen only in test code
+}
+
+// reportCycles reports the cycles that close in this package.
+func (e *engine) reportCycles() {
+	if len(e.edges) == 0 {
+		return
+	}
+	var prod, tests []cycle
+	for _, c := range e.cycles() {
+		if c.test {
+			tests = append(tests, c)
+		} else {
+			prod = append(prod, c)
+		}
+	}
+	e.reportGroups(prod, "lock-order")
+	e.reportGroups(tests, "lock-order-test")
+}
+
+// cycles finds a cycle through each local edge that closes one.
+func (e *engine) cycles() []cycle {
+	g := e.graph()
+	var out []cycle
+	seen := map[string]bool{}
+	for _, x := range e.edges {
+		if x.declared {
+			continue
+		}
+		back := pathBetween(g, x)
+		if back == nil || slices.ContainsFunc(back, func(b edge) bool { return b.declared }) {
+			continue
+		}
+		c := cycle{edges: append([]edge{x}, back...)}
+		key := c.classKey()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if c.long() && !c.certain() {
+			continue
+		}
+		c.test = slices.ContainsFunc(c.edges, func(b edge) bool { return b.test })
+		out = append(out, c)
+	}
+	return out
+}
+
+// classKey names a cycle by its class pairs, whatever edge it starts at.
+func (c cycle) classKey() string {
+	names := make([]string, len(c.edges))
+	for i, x := range c.edges {
+		names[i] = x.From + ">" + x.To
+	}
+	slices.Sort(names)
+	return strings.Join(slices.Compact(names), " ")
+}
+
+// long: three or more distinct locks.
+func (c cycle) long() bool {
+	classes := map[string]bool{}
+	for _, x := range c.edges {
+		classes[x.From] = true
+	}
+	return len(classes) >= 3
+}
+
+func (c cycle) certain() bool {
+	for _, x := range c.edges {
+		if !x.must {
+			return false
+		}
+	}
+	return true
+}
+
+// local reports whether x was witnessed in this package (it has positions).
+func local(x edge) bool { return x.ToPos.IsValid() }
+
+// reportGroups reports cycles grouped by the local edge they share.
+func (e *engine) reportGroups(cycles []cycle, rule string) {
+	left := cycles
+	for len(left) > 0 {
+		at, ok := e.mostShared(left, rule == "lock-order-test")
+		if !ok {
+			return
+		}
+		var group, rest []cycle
+		for _, c := range left {
+			if slices.ContainsFunc(c.edges, func(x edge) bool { return x.key() == at.key() }) {
+				group = append(group, c)
+			} else {
+				rest = append(rest, c)
+			}
+		}
+		e.reportGroup(at, group, rule)
+		left = rest
+	}
+}
+
+// mostShared picks the local edge that closes the most cycles (a test
+// edge for the test rule), the latest acquisition among equals (as the
+// second half of an inversion is usually the newer code).
+func (e *engine) mostShared(cycles []cycle, wantTest bool) (edge, bool) {
+	count := map[edgeKey]int{}
+	byKey := map[edgeKey]edge{}
+	for _, c := range cycles {
+		for _, x := range c.edges {
+			if local(x) && (!wantTest || x.test) {
+				count[x.key()]++
+				byKey[x.key()] = x
+			}
+		}
+	}
+	if len(count) == 0 && wantTest {
+		return e.mostShared(cycles, false)
+	}
+	var best edge
+	found := false
+	for k, n := range count {
+		x := byKey[k]
+		if !found || n > count[best.key()] || n == count[best.key()] && (x.ToPos > best.ToPos || x.ToPos == best.ToPos && x.FromPos > best.FromPos) {
+			best, found = x, true
+		}
+	}
+	return best, found
+}
+
+// reportGroup reports the cycles of group at edge at, the first (by its
+// other edges' order) in the message, the others as related information.
+func (e *engine) reportGroup(at edge, group []cycle, rule string) {
+	sort.SliceStable(group, func(i, j int) bool { return len(group[i].edges) < len(group[j].edges) })
+	first := rotate(group[0], at)
+	var parts []string
+	var hops []diag.Hop
+	for _, b := range first[:len(first)-1] {
+		parts = append(parts, b.FromName+" then "+b.ToName+" "+b.Witness)
+		hops = append(hops, witnessHops(b)...)
+	}
+	msg := "lock order inversion: " + strings.Join(parts, ", ") + " but " + at.FromName + " then " + at.ToName + " " + at.Witness
+	if rule == "lock-order-test" {
+		msg = "lock order inversion in test code: " + strings.TrimPrefix(msg, "lock order inversion: ")
+	}
+	if len(group) > 1 {
+		msg += "; this acquisition closes " + strconv.Itoa(len(group)) + " lock-order cycles"
+		for _, c := range group[1:] {
+			hops = append(hops, diag.Hop{Pos: at.ToPos, What: "also closes: " + cycleText(rotate(c, at))})
+		}
+	}
+	hops = append(hops, witnessHops(at)...)
+	var also []token.Pos
+	for _, c := range group {
+		for _, x := range c.edges {
+			if local(x) && x.key() != at.key() {
+				also = append(also, x.ToPos, x.FromPos)
+			}
+		}
+	}
+	e.findAlso(at.ToPos, rule, msg, also, hops...)
+}
+
+// rotate orders c's edges to end with at.
+func rotate(c cycle, at edge) []edge {
+	i := slices.IndexFunc(c.edges, func(x edge) bool { return x.key() == at.key() })
+	if i < 0 {
+		return c.edges
+	}
+	return append(slices.Clone(c.edges[i+1:]), c.edges[:i+1]...)
+}
+
+// cycleText renders a cycle as "A then B (witness), B then A (witness)".
+func cycleText(es []edge) string {
+	var parts []string
+	for _, x := range es {
+		parts = append(parts, x.FromName+" then "+x.ToName+" "+x.Witness)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sameLock reports whether two refinements of one class can be the same
+// lock: unknown ("") can be anything.
+func sameLock(a, b string) bool { return a == "" || b == "" || a == b }
+
+// pathBetween finds a shortest chain of edges from x.To back to x.From,
+// through locks that can be the same where consecutive edges meet (the
+// refinements, Sub, of a class under two different value fields, as
+// c.in and c.out, never meet).
+func pathBetween(g map[string][]edge, x edge) []edge {
+	type node struct{ class, sub string }
+	type step struct {
+		prev node
+		via  edge
+	}
+	start := node{x.To, x.ToSub}
+	prev := map[node]step{}
+	seen := map[node]bool{start: true}
+	queue := []node{start}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, y := range g[cur.class] {
+			if !sameLock(y.FromSub, cur.sub) {
+				continue
+			}
+			if y.To == x.From && sameLock(y.ToSub, x.FromSub) {
+				out := []edge{y}
+				for at := cur; at != start; at = prev[at].prev {
+					out = append([]edge{prev[at].via}, out...)
+				}
+				return out
+			}
+			next := node{y.To, y.ToSub}
+			if seen[next] {
+				continue
+			}
+			seen[next] = true
+			prev[next] = step{cur, y}
+			queue = append(queue, next)
+		}
+	}
+	return nil
+}
+
+func witnessHops(x edge) []diag.Hop {
+	if !x.ToPos.IsValid() {
+		return nil
+	}
+	return []diag.Hop{
+		{Pos: x.FromPos, What: x.Fn + " holds " + x.FromName},
+		{Pos: x.ToPos, What: x.Fn + " takes " + x.ToName},
+	}
+}

@@ -1,0 +1,216 @@
+package locks
+
+import (
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// A function that calls a func value it was given (a parameter, or a
+// variable its creator captured) cannot know what the call takes; each of
+// its callers can. The summary records the call with the locks held at it
+// (paramCall); a caller that passes a known function adds that function's
+// takes as taken under the callee's holds and its own, for edges and,
+// when everything is certain, a double lock (Drain(h) calling h under
+// q.mu, passed a closure that locks q.mu). A caller that passes its own
+// parameter on records the call in its own summary.
+
+// paramCall is one synchronous call of a func value the function was
+// given.
+type paramCall struct {
+	Path string // the value called: "p1" or "f0", relative to the function
+	// Held is the locks definitely held at the call, paths relative to the
+	// function ("" when not portable: edges only).
+	Held []Hold
+	Fn   string    // the function the call is in, for witnesses
+	Pos  token.Pos // the call
+	cond int       // conditional steps down to the call, as take.cond
+	// Via is the calls from the function down to Fn, nil when Fn is the
+	// function itself.
+	Via *callChain
+}
+
+// maxParamCalls bounds a summary's param calls.
+const maxParamCalls = 16
+
+func (f *funcInfo) addParamCall(pc paramCall) {
+	for _, o := range f.paramCalls {
+		if o.Path == pc.Path && o.Pos == pc.Pos && len(o.Held) == len(pc.Held) {
+			return
+		}
+	}
+	if len(f.paramCalls) < maxParamCalls {
+		f.paramCalls = append(f.paramCalls, pc)
+	}
+}
+
+// calledParam returns the path of v when it is one of the walked
+// function's parameters or free variables itself ("p1", "f0"), else "".
+func (w *walker) calledParam(from *ssa.Function, v ssa.Value) string {
+	if from != w.fn {
+		return ""
+	}
+	p := pathOf(w.fn, v)
+	root, rest := rootOf(p)
+	if rest != "" || paramIndex(root, "p") < 0 && paramIndex(root, "f") < 0 {
+		return ""
+	}
+	return p
+}
+
+// recordParamCall records a call of the func value v, when it is a
+// parameter or free variable, with the locks definitely held.
+func (w *walker) recordParamCall(v ssa.Value, pos token.Pos, s State) {
+	if !w.final {
+		return
+	}
+	p := w.calledParam(w.fn, v)
+	if p == "" {
+		return
+	}
+	w.info.addParamCall(paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep()})
+}
+
+// definite returns the holds that are held on every path, for a summary.
+func definite(hs []Hold) []Hold {
+	var out []Hold
+	for _, h := range hs {
+		if h.Maybe || h.Lent {
+			continue
+		}
+		h.Obj = nil
+		if !portable(h.Path) {
+			h.Path = ""
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// callParams applies the param calls of t's callee (its summary's, and a
+// library's that runs its argument now, as sync.Once.Do) at a call at pos
+// under s.
+func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
+	// Only a callee known for sure: the locks a candidate of an interface
+	// call would hold are a guess, and the function passed another.
+	if !t.exact {
+		return
+	}
+	var pcs []paramCall
+	if sum != nil {
+		pcs = sum.paramCalls
+	}
+	if pc, ok := w.e.runsArgument(t.fn); ok {
+		pcs = append(pcs[:len(pcs):len(pcs)], pc)
+	}
+	if len(pcs) == 0 {
+		return
+	}
+	step := w.condStep() + t.cond
+	name := t.name(w.e)
+	for _, pc := range pcs {
+		if pc.cond+step > maxCond || pc.Via.len()+1 > maxVia {
+			continue
+		}
+		v, from := t.valueOf(w.fn, pc.Path)
+		if v == nil {
+			continue
+		}
+		held := make([]Hold, 0, len(pc.Held))
+		for _, h := range pc.Held {
+			if p, ok := t.rewrite(w.fn, h.Path); ok && h.Path != "" {
+				h.Path = p
+			} else {
+				h.Path = ""
+			}
+			held = append(held, h)
+		}
+		via := pc.Via.push(name)
+		if own := w.calledParam(from, v); own != "" {
+			// Our own func value, passed on: our callers know it.
+			w.info.addParamCall(paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, Via: via})
+			continue
+		}
+		for _, ft := range w.valueTargets(nil, from, v, nil) {
+			if fsum := w.e.summaryOf(ft.fn); fsum != nil {
+				w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pos, s)
+			}
+		}
+	}
+}
+
+// paramTakes adds the takes of ft, the function passed for the param
+// call pc, as taken at pos (through via) with held held in the callee and
+// s here: edges from both, a double lock when all of it is certain.
+func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hold, via *callChain, cond int, pos token.Pos, s State) {
+	fname := ft.name(w.e)
+	for _, tk := range fsum.takes {
+		c := tk.cond + cond
+		if tk.afterRelease || c > maxCond || via.len()+1+tk.Via.len() > maxVia {
+			continue
+		}
+		chain := chainOf(append(append(via.names(), fname), tk.Via.names()...))
+		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub}
+		if p, ok := ft.rewrite(w.fn, tk.Path); ok && ft.exact && tk.Path != "" {
+			h.Path = p
+		}
+		must := ft.exact && c == 0
+		if w.report {
+			if h.Path != "" && must {
+				w.paramRelock(h, held, s, pos, " by "+chain.text()+" (at "+tk.At+")")
+			}
+			w.edgesTo(s, h, pos, chain, must)
+			inner := chainOf(append([]string{fname}, tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
+			w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
+		}
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: chain, afterRelease: s.outer, cond: c, Sub: h.Sub})
+	}
+}
+
+// paramRelock reports h, taken by a function passed to a call, when the
+// callee holds the same lock at the call of it, or the caller does.
+func (w *walker) paramRelock(h Hold, held []Hold, s State, pos token.Pos, via string) {
+	for _, o := range held {
+		if o.Path == h.Path {
+			w.reportRelock(o, h, pos, via)
+			return
+		}
+	}
+	if old, ok := s.find(h.Path); ok && !old.Maybe && !old.Opaque {
+		w.reportRelock(old, h, pos, via)
+	}
+}
+
+// valueOf returns the caller's value for a callee's root path ("p1",
+// "f0") and the function it lives in.
+func (t *target) valueOf(caller *ssa.Function, root string) (ssa.Value, *ssa.Function) {
+	var v ssa.Value
+	if i := paramIndex(root, "p"); i >= 0 && i < len(t.vals) {
+		v = t.vals[i]
+	} else if i := paramIndex(root, "f"); i >= 0 && i < len(t.bindVals) {
+		v = t.bindVals[i]
+	}
+	if v == nil {
+		return nil, nil
+	}
+	if t.owner != nil && t.owner != caller && v.Parent() == t.owner {
+		return v, t.owner
+	}
+	return v, caller
+}
+
+// runsArgument returns the param call of a library function that calls
+// its func argument before returning: sync.Once.Do runs it the first time
+// only (a conditional step).
+func (e *engine) runsArgument(fn *ssa.Function) (paramCall, bool) {
+	if fn == nil || fn.Pkg == nil || fn.Pkg.Pkg.Path() != "sync" || fn.Name() != "Do" {
+		return paramCall{}, false
+	}
+	obj, ok := fn.Object().(*types.Func)
+	if !ok || !strings.HasSuffix(obj.FullName(), "sync.Once).Do") {
+		return paramCall{}, false
+	}
+	return paramCall{Path: "p1", Fn: e.funcName(fn), Pos: token.NoPos, cond: 1}, true
+}

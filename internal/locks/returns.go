@@ -1,0 +1,271 @@
+package locks
+
+import (
+	"go/types"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/lockop"
+)
+
+// Locks named through a result (+checklocksacquire:t.mu on
+// `func f() (t *T)`), and the same lock state on every return path.
+
+// resultLock is a declared acquire rooted at a result: result index and
+// the field path after it (".mu").
+type resultLock struct {
+	index  int
+	rest   string
+	hold   Hold
+	shared bool
+}
+
+// resultLocks returns fn's declared acquires rooted at a result.
+func (e *engine) resultLocks(fn *ssa.Function) []resultLock {
+	obj, ok := fn.Object().(*types.Func)
+	if !ok {
+		return nil
+	}
+	var out []resultLock
+	for _, it := range items(e.p.Decl(obj)) {
+		verb := directive.Verb(it.Verb)
+		if verb != directive.Acquires && verb != directive.AcquiresShared {
+			continue
+		}
+		root, rest, _ := strings.Cut(it.Lock, ".")
+		i, err := strconv.Atoi(strings.TrimPrefix(root, "result"))
+		if !strings.HasPrefix(root, "result") || err != nil {
+			continue
+		}
+		if rest != "" {
+			rest = "." + rest
+		}
+		shared := verb == directive.AcquiresShared
+		out = append(out, resultLock{index: i, rest: rest, shared: shared,
+			hold: Hold{Class: it.LockClass, Name: shortClass(it.LockClass), Shared: shared}})
+	}
+	return out
+}
+
+// resultPaths returns the paths, at return r, of fn's locks declared
+// through a result.
+func (w *walker) resultPaths(r retState) map[string]bool {
+	out := map[string]bool{}
+	if r.ret == nil {
+		return out
+	}
+	for _, rl := range w.e.resultLocks(w.fn) {
+		if rl.index < len(r.ret.Results) {
+			out[pathOf(w.fn, r.ret.Results[rl.index])+rl.rest] = true
+		}
+	}
+	return out
+}
+
+// checkResultLocks reports a return path on which a lock declared
+// acquired through a result is not held.
+func (w *walker) checkResultLocks() {
+	for _, rl := range w.e.resultLocks(w.fn) {
+		for _, r := range w.rets {
+			if r.ret == nil || rl.index >= len(r.ret.Results) {
+				continue
+			}
+			h, ok := r.state.find(pathOf(w.fn, r.ret.Results[rl.index]) + rl.rest)
+			if !ok || h.Maybe || rl.shared != h.Shared && !rl.shared {
+				w.e.find(r.pos, "acquires", rl.hold.Name+" is declared acquired but is not held on this return path")
+			}
+		}
+	}
+}
+
+// resultAcquires applies, after a call, the locks the callee declares
+// acquired through its results: they are held in the call's value.
+func (w *walker) resultAcquires(call *ssa.Call, s State) State {
+	callee := call.Call.StaticCallee()
+	if callee == nil {
+		return s
+	}
+	for _, rl := range w.e.resultLocks(w.e.canonical(callee)) {
+		base := resultValue(call, rl.index)
+		if base == nil {
+			continue
+		}
+		h := rl.hold
+		h.Path, h.Pos = pathOf(w.fn, base)+rl.rest, call.Pos()
+		s = s.with(h)
+	}
+	return s
+}
+
+// resultValue is the value of result i of call: the call itself, or the
+// extraction of i from its tuple.
+func resultValue(call *ssa.Call, i int) ssa.Value {
+	if call.Call.Signature().Results().Len() == 1 {
+		return call
+	}
+	for _, ref := range *call.Referrers() {
+		if x, ok := ref.(*ssa.Extract); ok && x.Index == i {
+			return x
+		}
+	}
+	return nil
+}
+
+// checkReturnStates reports, once at the function, a lock held on some
+// return paths and not on others (or on some paths into one return), as
+// checklocks does. skip says which locks do not count.
+func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
+	if len(w.rets) == 0 {
+		return
+	}
+	held := map[string]int{} // returns where the path is definitely held
+	some := map[string]Hold{}
+	maybe := map[string]bool{}
+	for _, r := range w.rets {
+		for _, h := range r.state.holds {
+			if skip(h, r) {
+				continue
+			}
+			if _, ok := some[h.Path]; !ok {
+				some[h.Path] = h
+			}
+			if h.Maybe {
+				maybe[h.Path] = true
+			} else {
+				held[h.Path]++
+			}
+			if h.Shared != some[h.Path].Shared {
+				maybe[h.Path] = true // read-locked on one path, locked on another
+			}
+		}
+	}
+	var bad []string
+	for p := range some {
+		if maybe[p] || held[p] < len(w.rets) {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	sort.Strings(bad)
+	var names []string
+	for _, p := range bad {
+		names = append(names, some[p].Name+" (taken at "+w.e.at(some[p].Pos)+")")
+	}
+	w.e.find(w.fn.Pos(), "inconsistent-return", "the function returns with different locks held on different paths: "+
+		strings.Join(names, ", ")+" held on some return paths only")
+}
+
+// notReturnState says which holds checkReturnStates leaves out: locks
+// taken by TryLock or by a function acquiring on success (conditional
+// acquires), held over a loop's back-edge
+// (lock-leak's business) or lent to a closure; a conditional lock whose
+// unlock is conditional too (correlated branches); the caller's locks
+// released and taken again, and locks whose state comes from the caller;
+// locks left held by a callee without a declaration (inferred helpers),
+// locks with a declared effect, declared through a result, already
+// reported as leaked, of an object the function creates, or of a value
+// that does not exist on every path to the return; and locks whose unlock
+// is deferred (a lock-plus-conditional-defer pair).
+func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Hold, retState) bool {
+	return func(h Hold, r retState) bool {
+		if h.Try || h.Loop || h.Lent || h.Inferred || declared[h.Path] || leaked[h.Path] || outer[h.Path] {
+			return true
+		}
+		// Held exactly where a callee's success says, or acquired on
+		// success here (tryacquire.go).
+		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) {
+			return true
+		}
+		if h.Maybe && w.unlocked[h.Path] {
+			return true
+		}
+		if e, atEntry := w.entry.find(h.Path); atEntry && e.Maybe {
+			return true
+		}
+		return w.resultPaths(r)[h.Path] || w.returned(h.Path, r) || !w.rootReaches(h.Path, r) || w.fresh(h.Path) || w.deferredUnlock(h.Path)
+	}
+}
+
+// returned reports whether path is a lock inside a value return r hands
+// to the caller (find, lock and return it, or nil): it goes with the value.
+func (w *walker) returned(path string, r retState) bool {
+	if r.ret == nil {
+		return false
+	}
+	for _, v := range r.ret.Results {
+		if p := pathOf(w.fn, v); strings.HasPrefix(path, p+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// rootReaches reports whether path's root value is defined on every path
+// to return r (a parameter, free variable or package var always is).
+func (w *walker) rootReaches(path string, r retState) bool {
+	v := w.rootValue(path)
+	if v == nil || v.Block() == nil || r.ret == nil {
+		return true
+	}
+	return v.Block().Dominates(r.ret.Block())
+}
+
+// deferredUnlock reports whether the function defers an unlock of path,
+// or hands it to a closure it creates (a deferred or completion callback)
+// whose summary releases it.
+func (w *walker) deferredUnlock(path string) bool {
+	for _, b := range w.fn.Blocks {
+		for _, instr := range b.Instrs {
+			switch x := instr.(type) {
+			case *ssa.Defer:
+				if op, lv := w.e.classify(x.Common()); (op == lockop.Unlock || op == lockop.RUnlock) && w.e.lockPath(w.fn, lv) == path {
+					return true
+				}
+				if w.releasedBy(x.Common(), path) {
+					return true // a deferred Unlock method with a release effect
+				}
+			case *ssa.MakeClosure:
+				fn, ok := x.Fn.(*ssa.Function)
+				if sum := w.e.summaryOf(fn); ok && sum != nil {
+					binds := pathsOf(w.fn, x.Bindings)
+					for _, rel := range sum.releases {
+						if p, ok := rewrite(rel.Path, nil, binds); ok && p == path {
+							return true
+						}
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// releasedBy reports whether a call (run exactly) releases path.
+func (w *walker) releasedBy(call *ssa.CallCommon, path string) bool {
+	for _, t := range w.targets(call) {
+		if sum := w.e.summaryOf(t.fn); t.exact && sum != nil {
+			for _, r := range sum.releases {
+				if p, ok := t.rewrite(w.fn, r.Path); ok && p == path {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// declaresAcquire reports whether fn declares a lock it leaves held.
+func (e *engine) declaresAcquire(fn *ssa.Function) bool {
+	for _, it := range items(e.p.FuncDecl(fn)) {
+		if v := directive.Verb(it.Verb); v == directive.Acquires || v == directive.AcquiresShared {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,164 @@
+package locks
+
+import (
+	"go/constant"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
+)
+
+// A function that takes a lock, releases it on every error path and
+// returns holding it on success (bbolt's beginTx: the read lock goes with
+// the transaction it returns) acquires on success, Clang's TRY_ACQUIRE:
+// not a leak. Success is a nil error (the last result, of type error) or,
+// without an error result, a non-nil first result. At call sites the lock
+// is held exactly where the caller's test of that result says success.
+
+// tryAcquire is a lock held after a call exactly when result Result is
+// nil (Nil) or not nil.
+type tryAcquire struct {
+	Hold
+	Result int
+	Nil    bool
+}
+
+// nilConst stands for the nil constant in condition facts (cond.go).
+var nilConst = constant.MakeString("\x00nil")
+
+// successResult returns which result tells success and whether success
+// is its being nil; ok is false for functions without such a result.
+func successResult(sig *types.Signature) (int, bool, bool) {
+	res := sig.Results()
+	if res.Len() == 0 {
+		return 0, false, false
+	}
+	last := res.At(res.Len() - 1).Type()
+	if types.Identical(last, types.Universe.Lookup("error").Type()) {
+		return res.Len() - 1, true, true
+	}
+	switch res.At(0).Type().Underlying().(type) {
+	case *types.Pointer, *types.Interface:
+		return 0, false, true
+	}
+	return 0, false, false
+}
+
+// tryAcquired returns the locks fn holds on its success returns and has
+// released on its failure returns, every return being one or the other.
+func (w *walker) tryAcquired() []tryAcquire {
+	idx, successNil, ok := successResult(w.fn.Signature)
+	if !ok || len(w.rets) < 2 {
+		return nil
+	}
+	var out []tryAcquire
+	for _, cand := range w.rets[0].state.holds {
+		if _, atEntry := w.entry.find(cand.Path); atEntry || cand.Try || !portable(cand.Path) {
+			continue
+		}
+		if w.heldOnSuccessOnly(cand.Path, idx, successNil) {
+			h := cand
+			h.Maybe, h.Loop, h.tagKey, h.tagVal, h.tagNeg = false, false, "", nil, false
+			out = append(out, tryAcquire{Hold: h, Result: idx, Nil: successNil})
+		}
+	}
+	// A lock held on failure paths only is none; held on the first return
+	// is where candidates come from, so also look at the others.
+	for _, r := range w.rets[1:] {
+		for _, cand := range r.state.holds {
+			if _, atEntry := w.entry.find(cand.Path); atEntry || cand.Try || !portable(cand.Path) || hasTry(out, cand.Path) {
+				continue
+			}
+			if w.heldOnSuccessOnly(cand.Path, idx, successNil) {
+				h := cand
+				h.Maybe, h.Loop, h.tagKey, h.tagVal, h.tagNeg = false, false, "", nil, false
+				out = append(out, tryAcquire{Hold: h, Result: idx, Nil: successNil})
+			}
+		}
+	}
+	return out
+}
+
+func hasTry(ts []tryAcquire, path string) bool {
+	for _, t := range ts {
+		if t.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// heldOnSuccessOnly reports whether on every return path the lock is held
+// if and only if the function reports success, with at least one of each.
+func (w *walker) heldOnSuccessOnly(path string, idx int, successNil bool) bool {
+	succ, fail := 0, 0
+	for _, r := range w.rets {
+		if r.ret == nil || idx >= len(r.ret.Results) {
+			return false
+		}
+		result := r.ret.Results[idx]
+		isNil, known := nilness(result)
+		success := known && isNil == successNil
+		failure := !known && successNil || known && isNil != successNil
+		h, held := r.state.find(path)
+		switch {
+		case !held && failure:
+			fail++
+		case held && !h.Maybe && success:
+			succ++
+		case held && h.Maybe && h.tagKey != "" && h.tagKey == w.condKey(result) &&
+			h.tagNeg != successNil && sameConst(h.tagVal, nilConst):
+			succ++ // a callee's try-acquire, passed on with its result
+		default:
+			return false
+		}
+	}
+	return succ > 0 && fail > 0
+}
+
+// successReturn reports whether r reports success (see successResult): a
+// lock still held there may be meant to go with what it returns, so only
+// failure returns holding a lock other paths release are leaks.
+func (w *walker) successReturn(r retState) bool {
+	idx, successNil, ok := successResult(w.fn.Signature)
+	if !ok || r.ret == nil || idx >= len(r.ret.Results) {
+		return false
+	}
+	isNil, known := nilness(r.ret.Results[idx])
+	return known && isNil == successNil
+}
+
+// nilness says whether v is the nil constant (isNil) or surely not nil
+// (a fresh allocation); known is false otherwise. An error value that is
+// not the nil constant counts as non-nil: error paths return errors.
+func nilness(v ssa.Value) (isNil, known bool) {
+	v = objects.Underlying(v)
+	if c, ok := v.(*ssa.Const); ok {
+		return c.IsNil(), c.IsNil()
+	}
+	switch v.(type) {
+	case *ssa.Alloc, *ssa.MakeMap, *ssa.MakeChan, *ssa.MakeSlice, *ssa.MakeClosure:
+		return false, true
+	}
+	return false, false
+}
+
+// applyTryAcquires makes the callee's try-acquired locks maybe-held after
+// the call, tagged with the result that tells success.
+func (w *walker) applyTryAcquires(t *target, sum *funcInfo, call *ssa.Call, s State) State {
+	for _, ta := range sum.tries {
+		p, ok := t.rewrite(w.fn, ta.Path)
+		if !ok {
+			continue
+		}
+		h := ta.Hold
+		h.Path, h.Pos, h.Maybe, h.Loop, h.Obj = p, call.Pos(), true, false, w.calleeObj(t, ta.Path)
+		h.tagKey, h.tagVal, h.tagNeg = "", nil, false
+		if r := resultValue(call, ta.Result); r != nil {
+			h.tagKey, h.tagVal, h.tagNeg = w.condKey(r), nilConst, !ta.Nil
+		}
+		s = s.with(h)
+	}
+	return s
+}

@@ -1,0 +1,313 @@
+package objects
+
+import (
+	"go/token"
+	"go/types"
+	"slices"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// Func values: which of the package's functions a func-typed value may
+// hold when it is not one function known where it is used. A callback
+// reaches a field, a map or a slice through a chain of plain moves (a
+// setter's parameter, a functional option's captured argument, a
+// composite literal, append); FuncsOf follows the chain back to the
+// functions and closures at its start.
+
+// FuncsOf returns the functions (closures and method-value wrappers as
+// created, in the order first found) that v, a func-typed value of fn, may
+// hold: followed through conversions and captured variables, a parameter
+// of a package function to the arguments of its calls in the package, a
+// field or package var to every func stored into it, an element of a map,
+// slice or array to every func stored into the container. Values it cannot
+// follow (results of calls, another package's fields) contribute nothing.
+func (x *Index) FuncsOf(fn *ssa.Function, v ssa.Value) []*ssa.Function {
+	fs := x.funcRecord()
+	fn, v = x.Resolve(fn, v)
+	key := x.funcKey(v)
+	if key != nil {
+		if out, ok := fs.memo[key]; ok {
+			return out
+		}
+	}
+	r := &funcWalk{x: x, seen: map[any]bool{}}
+	r.value(fn, v, 0)
+	if key != nil {
+		fs.memo[key] = r.out
+	}
+	return r.out
+}
+
+// funcStores is the package-wide record of func values stored into
+// fields, package vars and containers, and of calls of package functions.
+type funcStores struct {
+	into  map[any][]placed // by field, package var (types.Object) or container key
+	calls map[*ssa.Function][]ssa.CallInstruction
+	memo  map[any][]*ssa.Function
+}
+
+// placed is a value stored somewhere by function fn.
+type placed struct {
+	fn  *ssa.Function
+	val ssa.Value
+}
+
+// maxFuncDepth bounds the moves FuncsOf follows back from a value.
+const maxFuncDepth = 6
+
+func (x *Index) funcRecord() *funcStores {
+	if x.funcStores != nil {
+		return x.funcStores
+	}
+	fs := &funcStores{into: map[any][]placed{}, calls: map[*ssa.Function][]ssa.CallInstruction{}, memo: map[any][]*ssa.Function{}}
+	add := func(key any, fn *ssa.Function, v ssa.Value) {
+		if key != nil && isFunc(v.Type()) {
+			fs.into[key] = append(fs.into[key], placed{fn, v})
+		}
+	}
+	for _, fn := range x.funcs {
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				switch in := instr.(type) {
+				case *ssa.Store:
+					switch a := in.Addr.(type) {
+					case *ssa.FieldAddr:
+						if f := fieldOf(a); f != nil {
+							add(f, fn, in.Val)
+						}
+					case *ssa.Global:
+						add(a.Object(), fn, in.Val)
+					case *ssa.IndexAddr:
+						add(x.containerKey(a.X, 0), fn, in.Val)
+					}
+				case *ssa.MapUpdate:
+					add(x.containerKey(in.Map, 0), fn, in.Value)
+				case ssa.CallInstruction:
+					if callee := in.Common().StaticCallee(); callee != nil {
+						if o := callee.Origin(); o != nil {
+							callee = o
+						}
+						if x.funcSet[callee] {
+							fs.calls[callee] = append(fs.calls[callee], in)
+						}
+					}
+				}
+			}
+		}
+	}
+	x.funcStores = fs
+	return fs
+}
+
+func isFunc(t types.Type) bool {
+	_, ok := t.Underlying().(*types.Signature)
+	return ok
+}
+
+// funcKey is the memo key of a resolved func value read from memory or
+// passed as a parameter: the field, package var, container or parameter.
+func (x *Index) funcKey(v ssa.Value) any {
+	switch u := v.(type) {
+	case *ssa.Parameter:
+		return u
+	case *ssa.UnOp, *ssa.Field, *ssa.Lookup, *ssa.Index, *ssa.Extract:
+		if k, _ := x.readFrom(v); k != nil {
+			return k
+		}
+	}
+	return nil
+}
+
+// funcWalk is one FuncsOf query.
+type funcWalk struct {
+	x    *Index
+	seen map[any]bool
+	out  []*ssa.Function
+}
+
+func (r *funcWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
+	if depth > maxFuncDepth {
+		return
+	}
+	fn, v = r.x.Resolve(fn, v)
+	switch u := v.(type) {
+	case *ssa.Function:
+		if !slices.Contains(r.out, u) {
+			r.out = append(r.out, u)
+		}
+		return
+	case *ssa.MakeClosure:
+		r.value(fn, u.Fn, depth)
+		return
+	case *ssa.Phi:
+		if r.once(u) {
+			for _, e := range u.Edges {
+				r.value(fn, e, depth+1)
+			}
+		}
+		return
+	case *ssa.Parameter:
+		r.param(u, depth)
+		return
+	}
+	if key, _ := r.x.readFrom(v); key != nil && r.once(key) {
+		for _, p := range r.x.funcRecord().into[key] {
+			r.value(p.fn, p.val, depth+1)
+		}
+	}
+}
+
+func (r *funcWalk) once(key any) bool {
+	if r.seen[key] {
+		return false
+	}
+	r.seen[key] = true
+	return true
+}
+
+// param follows a package function's parameter to the arguments of the
+// package's calls of it. A closure's parameter is passed by whoever calls
+// the closure value: nothing to follow.
+func (r *funcWalk) param(p *ssa.Parameter, depth int) {
+	fn := p.Parent()
+	if fn == nil || fn.Parent() != nil || !r.once(p) {
+		return
+	}
+	i := slices.Index(fn.Params, p)
+	for _, c := range r.x.funcRecord().calls[fn] {
+		if args := c.Common().Args; i >= 0 && i < len(args) {
+			r.value(c.Parent(), args[i], depth+1)
+		}
+	}
+}
+
+// readFrom returns the field, package var or container a value is read
+// from (nil when it is not such a read), and whether it is an element.
+func (x *Index) readFrom(v ssa.Value) (any, bool) {
+	switch u := v.(type) {
+	case *ssa.UnOp:
+		if u.Op != token.MUL {
+			return nil, false
+		}
+		switch a := u.X.(type) {
+		case *ssa.FieldAddr:
+			return keyOrNil(fieldOf(a)), false
+		case *ssa.Global:
+			return a.Object(), false
+		case *ssa.IndexAddr:
+			return x.containerKey(a.X, 0), true
+		}
+	case *ssa.Field:
+		return keyOrNil(structField(u.X.Type(), u.Field)), false
+	case *ssa.Lookup:
+		return x.containerKey(u.X, 0), true
+	case *ssa.Index:
+		return x.containerKey(u.X, 0), true
+	case *ssa.Extract:
+		switch t := u.Tuple.(type) {
+		case *ssa.Lookup: // v, ok := m[k]
+			if u.Index == 0 {
+				return x.containerKey(t.X, 0), true
+			}
+		case *ssa.Next: // for _, v := range m
+			if rg, ok := t.Iter.(*ssa.Range); ok && u.Index == 2 {
+				return x.containerKey(rg.X, 0), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// keyOrNil keeps a nil field an untyped nil key.
+func keyOrNil(f *types.Var) any {
+	if f == nil {
+		return nil
+	}
+	return f
+}
+
+// elem is the key of the elements of what k names, nil when k is.
+func elem(k any) any {
+	if k == nil {
+		return nil
+	}
+	return elemKey{k}
+}
+
+func structField(t types.Type, i int) *types.Var {
+	if st, ok := t.Underlying().(*types.Struct); ok && i < st.NumFields() {
+		return st.Field(i)
+	}
+	return nil
+}
+
+// maxContainerDepth bounds the moves containerKey follows (a slice grown
+// in a loop is its own append's argument).
+const maxContainerDepth = 4
+
+// elemKey marks a container key as the elements of what it names, so that
+// a slice field's elements and the field itself are kept apart.
+type elemKey struct{ of any }
+
+// containerKey names the container (map, slice or array) v is, by where it
+// lives: a field or package var it is read from or stored into, or,
+// for a local container, the value itself. A fresh container (a literal,
+// make, append's result, the array behind variadic arguments) is named by
+// the field or var it ends up in.
+func (x *Index) containerKey(v ssa.Value, depth int) any {
+	if depth > maxContainerDepth {
+		return nil
+	}
+	v = Underlying(v)
+	switch c := v.(type) {
+	case *ssa.UnOp:
+		if c.Op == token.MUL {
+			switch a := c.X.(type) {
+			case *ssa.FieldAddr:
+				return elem(keyOrNil(fieldOf(a)))
+			case *ssa.Global:
+				return elem(a.Object())
+			}
+		}
+	case *ssa.Field:
+		return elem(keyOrNil(structField(c.X.Type(), c.Field)))
+	case *ssa.FieldAddr: // an array field indexed in place
+		return elem(keyOrNil(fieldOf(c)))
+	case *ssa.Global:
+		return elem(c.Object())
+	case *ssa.Call:
+		if b, ok := c.Call.Value.(*ssa.Builtin); ok && b.Name() == "append" && len(c.Call.Args) > 0 {
+			if k, ok := x.containerKey(c.Call.Args[0], depth+1).(elemKey); ok {
+				if _, local := k.of.(ssa.Value); !local {
+					return k
+				}
+			}
+		}
+	}
+	if v.Referrers() != nil {
+		for _, ref := range *v.Referrers() {
+			switch r := ref.(type) {
+			case *ssa.Store:
+				if r.Val != v {
+					continue
+				}
+				switch a := r.Addr.(type) {
+				case *ssa.FieldAddr:
+					return elem(keyOrNil(fieldOf(a)))
+				case *ssa.Global:
+					return elem(a.Object())
+				}
+			case *ssa.Slice:
+				if r.X == v {
+					return x.containerKey(r, depth+1)
+				}
+			case *ssa.Call:
+				if b, ok := r.Call.Value.(*ssa.Builtin); ok && b.Name() == "append" && len(r.Call.Args) == 2 && r.Call.Args[1] == v {
+					return x.containerKey(r, depth+1)
+				}
+			}
+		}
+	}
+	return elem(v)
+}

@@ -1,0 +1,299 @@
+package objects
+
+import (
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// Origin returns the instruction that created the object v points to, when
+// fn created it: a heap allocation of a struct or array, or a call of a
+// package function that returns a fresh allocation on every path (a
+// constructor). It returns nil for anything else.
+func (x *Index) Origin(fn *ssa.Function, v ssa.Value) ssa.Value {
+	v = Underlying(v)
+	switch o := v.(type) {
+	case *ssa.Alloc:
+		if o.Heap && !IsCell(o) && o.Parent() == fn {
+			return o
+		}
+	case *ssa.Call:
+		if o.Parent() == fn && x.constructor(o.Call.StaticCallee()) {
+			return o
+		}
+	}
+	return nil
+}
+
+// constructor reports whether callee, a function of this package, returns
+// a new allocation (its first result) on every path that returns, and
+// hands it to no other code before.
+func (x *Index) constructor(callee *ssa.Function) bool {
+	if callee == nil {
+		return false
+	}
+	if o := callee.Origin(); o != nil {
+		callee = o
+	}
+	if !x.funcSet[callee] || len(callee.Blocks) == 0 {
+		return false
+	}
+	n := 0
+	for _, b := range callee.Blocks {
+		r, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return)
+		if !ok || len(r.Results) == 0 || b == callee.Recover {
+			continue
+		}
+		a, ok := Underlying(r.Results[0]).(*ssa.Alloc)
+		if !ok || IsCell(a) || !a.Heap || len(x.publications(a)) > 0 {
+			return false // not new, or already handed to other code
+		}
+		n++
+	}
+	return n > 0
+}
+
+// Private reports whether the object created by origin (see Origin) is
+// still private at instruction at of the same function: no publication of
+// it can have run since origin last executed. Per allocation: a path from
+// a publication back to at that executes origin again reaches a new
+// object, so an object made afresh in every loop iteration and published
+// at the end of one is private again in the next.
+func (x *Index) Private(origin ssa.Value, at ssa.Instruction) bool {
+	oi, ok := origin.(ssa.Instruction)
+	if !ok || at == nil || oi.Parent() != at.Parent() {
+		return false
+	}
+	for _, pub := range x.publications(origin) {
+		// The publishing instruction itself sees the object shared: a
+		// call handing it over runs with it visible to others.
+		if pub == at || reachesAvoiding(pub, at, oi) {
+			return false
+		}
+	}
+	return true
+}
+
+// publications returns the instructions that hand the object to other
+// code: a go statement, a send, a map update, a store into memory that is
+// not a local variable or a field of another private object of the
+// function (whose publications then count), a call handing a closure over
+// it to a goroutine, and a call of a function that lets the argument
+// escape (see escapes).
+func (x *Index) publications(origin ssa.Value) []ssa.Instruction {
+	if pubs, ok := x.pubs[origin]; ok {
+		return pubs
+	}
+	x.pubs[origin] = nil // a cycle through containers publishes nothing more
+	fn := origin.Parent()
+	var pubs []ssa.Instruction
+	derived := map[ssa.Value]bool{origin: true}
+	work := []ssa.Value{origin}
+	add := func(v ssa.Value) {
+		if !derived[v] {
+			derived[v] = true
+			work = append(work, v)
+		}
+	}
+	for len(work) > 0 {
+		v := work[len(work)-1]
+		work = work[:len(work)-1]
+		refs := v.Referrers()
+		if refs == nil {
+			continue
+		}
+		for _, r := range *refs {
+			switch u := r.(type) {
+			case *ssa.ChangeType, *ssa.MakeInterface, *ssa.ChangeInterface, *ssa.TypeAssert,
+				*ssa.Phi, *ssa.FieldAddr, *ssa.IndexAddr, *ssa.Slice, *ssa.Convert:
+				add(u.(ssa.Value))
+			case *ssa.UnOp:
+				if a, ok := v.(*ssa.Alloc); ok && IsCell(a) {
+					add(u) // a load of a variable holding it
+				}
+			case *ssa.MakeClosure:
+				add(u)
+			case *ssa.Store:
+				if u.Val != v {
+					continue // a store into it: construction
+				}
+				pubs = append(pubs, x.storePublications(fn, u, add)...)
+			case *ssa.Go, *ssa.Send, *ssa.MapUpdate:
+				pubs = append(pubs, r)
+			case *ssa.Defer:
+				if x.callPublishes(&u.Call, v) {
+					pubs = append(pubs, r)
+				}
+			case *ssa.Call:
+				if x.callPublishes(&u.Call, v) {
+					pubs = append(pubs, r)
+				} else if u.Call.Signature().Results().Len() > 0 && pointerLike(u.Type()) {
+					add(u) // the result may hold it
+				}
+			case *ssa.Return:
+				// Handed out: nothing of this function runs afterwards.
+			}
+		}
+	}
+	x.pubs[origin] = pubs
+	return pubs
+}
+
+// storePublications classifies storing a derived value: into a local
+// variable's cell (the cell then derives), into a field of another object
+// the function created (that object's publications count), or anywhere
+// else (a publication).
+func (x *Index) storePublications(fn *ssa.Function, st *ssa.Store, add func(ssa.Value)) []ssa.Instruction {
+	if cell, ok := st.Addr.(*ssa.Alloc); ok && IsCell(cell) {
+		add(cell)
+		return nil
+	}
+	if container := containerOf(st.Addr); container != nil {
+		if o := x.Origin(fn, container); o != nil {
+			return x.publications(o)
+		}
+	}
+	return []ssa.Instruction{st}
+}
+
+// containerOf returns the object whose memory addr points into (through
+// fields and array elements, not through pointers), or nil.
+func containerOf(addr ssa.Value) ssa.Value {
+	for range maxSteps {
+		switch a := addr.(type) {
+		case *ssa.FieldAddr:
+			addr = a.X
+		case *ssa.IndexAddr:
+			if isSlice(a.X.Type()) {
+				return nil
+			}
+			addr = a.X
+		default:
+			return Underlying(addr)
+		}
+	}
+	return nil
+}
+
+// callPublishes reports whether a call handing v to its callee publishes
+// it: a closure over it given to an asynchronous API, or an argument the
+// callee lets escape (a package function's summary says; another
+// package's function is assumed to keep it, except for methods of the
+// object's own fields (c.mu.Lock(), c.buf.Write(p)) and the standard
+// library's functions that only read their arguments).
+func (x *Index) callPublishes(call *ssa.CallCommon, v ssa.Value) bool {
+	if mc, ok := v.(*ssa.MakeClosure); ok {
+		if fn, ok := mc.Fn.(*ssa.Function); ok && x.startsGoroutine(fn) {
+			return true
+		}
+	}
+	if call.IsInvoke() {
+		return call.Value == v || argIndex(call.Args, v) >= 0
+	}
+	callee := call.StaticCallee()
+	if callee == nil {
+		return call.Value != v // calling it is no publication; passing it to an unknown func is
+	}
+	if o := callee.Origin(); o != nil {
+		callee = o
+	}
+	i := argIndex(call.Args, v)
+	if i < 0 {
+		return false // v is the callee (a closure called in place)
+	}
+	if x.funcSet[callee] {
+		if m := boundTarget(callee); m != nil {
+			callee = m
+		}
+		return x.Escapes(callee, i)
+	}
+	if _, isField := v.(*ssa.FieldAddr); isField && i == 0 && callee.Signature.Recv() != nil {
+		return false // a method of one of the object's own fields
+	}
+	return !readOnly(callee)
+}
+
+func argIndex(args []ssa.Value, v ssa.Value) int {
+	for i, a := range args {
+		if a == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// boundTarget returns the method a method-value wrapper calls, or nil.
+func boundTarget(fn *ssa.Function) *ssa.Function {
+	if fn.Synthetic == "" {
+		return nil
+	}
+	if obj, ok := fn.Object().(*types.Func); ok {
+		if m := fn.Prog.FuncValue(obj.Origin()); m != nil && m != fn {
+			return m
+		}
+	}
+	return nil
+}
+
+// readOnlyPkgs are standard packages whose functions read their arguments
+// and keep none (formatting, conversion, sorting, encoding).
+var readOnlyPkgs = map[string]bool{
+	"fmt": true, "log": true, "log/slog": true, "errors": true, "strings": true, "strconv": true,
+	"bytes": true, "sort": true, "slices": true, "maps": true, "encoding/json": true,
+	"encoding/binary": true, "sync/atomic": true, "testing": true, "reflect": true,
+	"unicode/utf8": true, "math": true, "math/bits": true,
+}
+
+func readOnly(fn *ssa.Function) bool {
+	return fn.Pkg != nil && readOnlyPkgs[fn.Pkg.Pkg.Path()]
+}
+
+func pointerLike(t types.Type) bool {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Interface, *types.Slice, *types.Map, *types.Chan, *types.Signature, *types.Struct, *types.Tuple:
+		return true
+	}
+	return false
+}
+
+// reachesAvoiding reports whether control can flow from instruction from
+// to instruction to without executing avoid again (avoid dominates both).
+func reachesAvoiding(from, to, avoid ssa.Instruction) bool {
+	fb, tb, ab := from.Block(), to.Block(), avoid.Block()
+	if fb == nil || tb == nil || ab == nil {
+		return true
+	}
+	if fb == tb && index(fb, from) < index(tb, to) {
+		return true
+	}
+	if fb == ab && index(fb, from) < index(fb, avoid) {
+		return false // the block goes on to allocate anew before leaving
+	}
+	seen := map[*ssa.BasicBlock]bool{}
+	work := append([]*ssa.BasicBlock(nil), fb.Succs...)
+	for len(work) > 0 {
+		b := work[len(work)-1]
+		work = work[:len(work)-1]
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		if b == tb && (b != ab || index(b, to) < index(b, avoid)) {
+			return true
+		}
+		if b == ab {
+			continue // every path on executes avoid: a new object
+		}
+		work = append(work, b.Succs...)
+	}
+	return false
+}
+
+func index(b *ssa.BasicBlock, instr ssa.Instruction) int {
+	for i, x := range b.Instrs {
+		if x == instr {
+			return i
+		}
+	}
+	return -1
+}
