@@ -71,19 +71,25 @@ func analyzeWithVet(o *options, patterns []string, stderr io.Writer) ([]finding,
 		fmt.Fprintf(stderr, "confinelint: %v\n", err)
 		return nil, nil, exitError, false
 	}
-	// go vet runs while go list lists the requested packages: on a rerun
-	// the time goes to the go command loading packages, once each.
+	// go vet runs while go list names the requested packages and their
+	// files: on a rerun the time goes to the go command loading packages.
+	// The listing does not load dependencies (-find): when go vet
+	// succeeds, every package loaded. When it fails, the packages are
+	// listed again with their load errors and their dependencies'.
 	type listing struct {
 		roots []*listedPackage
 		err   error
 	}
 	listed := make(chan listing, 1)
 	go func() {
-		roots, err := goList(o, patterns)
+		roots, err := goList(o, patterns, true)
 		listed <- listing{roots, err}
 	}()
 	vet := runVet(o, patterns, stderr)
 	l := <-listed
+	if l.err == nil && vet.err != nil {
+		l.roots, l.err = goList(o, patterns, false)
+	}
 	if l.err != nil {
 		// go list itself failed (no module, bad flags): the in-process
 		// driver reports it exactly as it always has.
@@ -167,9 +173,13 @@ func hasAll(units map[unitKey]*vetUnit, keys []unitKey) bool {
 }
 
 // goList lists the requested packages (not their dependencies) with their
-// files and load errors.
-func goList(o *options, patterns []string) ([]*listedPackage, error) {
+// files and load errors; with find, without loading their dependencies,
+// so without their errors.
+func goList(o *options, patterns []string, find bool) ([]*listedPackage, error) {
 	args := []string{"list", "-e", "-json=ImportPath,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,Error,DepsErrors"}
+	if find {
+		args = append(args, "-find")
+	}
 	args = append(args, o.buildFlags()...)
 	cmd := exec.Command("go", append(args, patterns...)...)
 	var stderr bytes.Buffer
