@@ -220,10 +220,10 @@ fi
 # dropdriver, the other design issue 16 measured (one process, each
 # package's syntax and SSA dropped once its facts are exported; no cache),
 # runs beside them cold and over std.
-drv() { # drv TOOL: the command prefix for a driver
+drv() { # drv TOOL: the command prefix for a driver (dropdriver prints text only)
 	case $1 in
-	inprocess) echo env CONFINELINT_DRIVER=inprocess "$WORK/bin/confinelint" ;;
-	standalone) echo "$WORK/bin/confinelint" ;;
+	inprocess) echo env CONFINELINT_DRIVER=inprocess "$WORK/bin/confinelint" -json ;;
+	standalone) echo "$WORK/bin/confinelint" -json ;;
 	dropdriver) echo "$WORK/bin/dropdriver" ;;
 	esac
 }
@@ -236,7 +236,7 @@ if [[ $STANDALONE == 1 ]]; then
 			fresh "$WORK/gocache"
 			"$MEASURE" quiet -max "$QUIET_WAIT"
 			GOCACHE=$WORK/gocache "$MEASURE" run -out "$RESULTS" -label standalone-cold -tool "$tool" -round "$r" \
-				-log "$WORK/logs/standalone-$tool-$r.log" -- $(drv "$tool") -json "${PKGS[@]}"
+				-log "$WORK/logs/standalone-$tool-$r.log" -- $(drv "$tool") "${PKGS[@]}"
 		done
 	done
 	rm -rf "$WORK/gocache"
@@ -249,14 +249,14 @@ if [[ $STANDALONE == 1 ]]; then
 	phase "standalone reruns"
 	export GOCACHE=$WORK/gocache-sa
 	fresh "$GOCACHE"
-	$(drv standalone) -json "${PKGS[@]}" >"$WORK/logs/sa-prime.log" 2>&1 || true
+	$(drv standalone) "${PKGS[@]}" >"$WORK/logs/sa-prime.log" 2>&1 || true
 	"$MEASURE" quiet -max 3s
 	"$MEASURE" run -out "$RESULTS" -label sa-nochange -tool inprocess -round 1 \
-		-log "$WORK/logs/sa-nochange-inprocess.log" -- $(drv inprocess) -json "${PKGS[@]}"
+		-log "$WORK/logs/sa-nochange-inprocess.log" -- $(drv inprocess) "${PKGS[@]}"
 	for r in $(seq 1 "$REPEAT"); do
 		"$MEASURE" quiet -max 3s
 		"$MEASURE" run -out "$RESULTS" -label sa-nochange -tool standalone -round "$r" \
-			-log "$WORK/logs/sa-nochange-$r.log" -- $(drv standalone) -json "${PKGS[@]}"
+			-log "$WORK/logs/sa-nochange-$r.log" -- $(drv standalone) "${PKGS[@]}"
 	done
 	file=$(go list -f '{{.Dir}}/{{index .GoFiles 0}}' go.etcd.io/raft/v3/rafttest)
 	cp "$file" "$WORK/orig.go"
@@ -264,7 +264,7 @@ if [[ $STANDALONE == 1 ]]; then
 		printf '\n// confinelint bench edit sa-%s %s\n' "$r" "$(date +%s%N)" >>"$file"
 		"$MEASURE" quiet -max 3s
 		"$MEASURE" run -out "$RESULTS" -label sa-leaf -tool standalone -round "$r" \
-			-log "$WORK/logs/sa-leaf-$r.log" -- $(drv standalone) -json "${PKGS[@]}"
+			-log "$WORK/logs/sa-leaf-$r.log" -- $(drv standalone) "${PKGS[@]}"
 	done
 	cp "$WORK/orig.go" "$file"
 	rm -rf "$GOCACHE"
@@ -281,7 +281,7 @@ if [[ $STANDALONE == 1 ]]; then
 			fresh "$WORK/gocache"
 			"$MEASURE" quiet -max "$QUIET_WAIT"
 			GOCACHE=$WORK/gocache "$MEASURE" run -out "$RESULTS" -label std -tool "$tool" -round 1 \
-				-log "$WORK/logs/std-$tool.log" -- $(drv "$tool") -json std
+				-log "$WORK/logs/std-$tool.log" -- $(drv "$tool") std
 		done
 		rm -rf "$WORK/gocache"
 		if [[ -f $WORK/logs/std-inprocess.log ]]; then
