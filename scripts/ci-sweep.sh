@@ -7,9 +7,10 @@
 #
 # The standalone sweep uses the standalone driver, which runs go vet with
 # confinelint as the tool: one process per package, memory bounded by the
-# widest package (all of std: 343 MB for the whole process tree, 198 s of
-# CPU; the in-process driver needed 12.5 GB), results cached in the go build
-# cache, so a CI job that keeps GOCACHE reruns only what changed.
+# widest package (all of std: 331 MiB for the whole process tree, 178 s of
+# CPU, bench/RESULTS.md; the in-process driver needed 12.5 GB), results
+# cached in the go build cache, so a CI job that keeps GOCACHE reruns only
+# what changed.
 # CONFINELINT_DRIVER is cleared so that the sweep cannot fall back to the
 # in-process driver (which needs about 13 GB for std).
 #
