@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/tools/go/analysis/analysistest"
 
+	"github.com/confinelint/confinelint/analyzers/suggest"
 	"github.com/confinelint/confinelint/internal/alltest"
 	"github.com/confinelint/confinelint/internal/checks"
 )
@@ -106,8 +107,9 @@ func markerBefore(lines []string, i int) string {
 	return ""
 }
 
-// TestExamplesAnalyzed runs the three analyzers over every example: the
-// // want comments are the findings, all of them.
+// TestExamplesAnalyzed runs the three analyzers over every example (and
+// the suggest analyzer over the suggest checks' examples): the // want
+// comments are the findings, all of them.
 func TestExamplesAnalyzed(t *testing.T) {
 	dirs := examplePackages(t)
 	for _, dir := range dirs {
@@ -129,7 +131,21 @@ func TestExamplesAnalyzed(t *testing.T) {
 			t.Errorf("%s: the wrong example wants no finding of its rule", c.Wrong())
 		}
 	}
-	analysistest.Run(t, analysistest.TestData(), alltest.Analyzer, dirs...)
+	// The suggest checks' examples are for the suggest analyzer: a wrong
+	// one is unannotated code it makes suggestions for, a right one the
+	// code annotated, which the checks must find correct too.
+	var checked, suggested []string
+	for _, dir := range dirs {
+		if strings.HasPrefix(dir, "checks/suggest-") {
+			suggested = append(suggested, dir)
+			if filepath.Base(dir) == "wrong" {
+				continue
+			}
+		}
+		checked = append(checked, dir)
+	}
+	analysistest.Run(t, analysistest.TestData(), alltest.Analyzer, checked...)
+	analysistest.Run(t, analysistest.TestData(), suggest.Analyzer, suggested...)
 }
 
 // examplePackages lists the example packages under testdata/src: every

@@ -34,6 +34,8 @@ func TestNoAnnotations(t *testing.T)              { run(t, "plain") }
 func TestOtherRoleAndRecv(t *testing.T)           { run(t, "roles") }
 func TestRoleCalls(t *testing.T)                  { run(t, "calls") }
 func TestCommitCallLeftToRevokepath(t *testing.T) { run(t, "commitcall") }
+func TestDerivedValues(t *testing.T)              { run(t, "derived") }
+func TestOwnedTypeMethods(t *testing.T)           { run(t, "ownedtype") }
 func TestSerialized(t *testing.T)                 { run(t, "serialized") }
 func TestAsyncDirective(t *testing.T)             { run(t, "asyncdecl/app", "asyncdecl/user") }
 func TestHandoffHelpers(t *testing.T)             { run(t, "handoffhelper") }

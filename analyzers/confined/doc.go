@@ -35,15 +35,28 @@
 //     never calls Assert(). An Assert() in an undeclared function declares
 //     it: its role is that of the Owner field or var asserted (control when
 //     unannotated).
+//   - owned-handoff: a pointer, map or slice read out of ROLE state handed
+//     to a go statement (or bound as the receiver of a method value given
+//     to an asynchronous API) whose function reads or writes it. At the
+//     hand-off, with the chain to that access.
+//   - use-after-send: such a reference touched by its sender after a send
+//     on a channel handed it to the receiver.
 //   - any-touches-state: a //confined:any function (or one it calls)
 //     touches ROLE state.
 //   - unused-ignore: a //confined:ignore that silenced nothing.
+//
+// A reference read out of ROLE state is ROLE's too: a closure on another
+// goroutine that uses it (captured, or passed on to a function that
+// touches it) makes foreign-access findings whose chain names the state
+// it was read from ("Consumer.dispatch.func1 -> c.parts -> ps.inflight").
 //
 // Not violations: writes to an object allocated in the same function
 // before it is published (construction: before a go statement, channel
 // send, store into shared memory or asynchronous call hands it out, on
 // any path); accesses through a value received from a channel (the
-// receiver owns it); copies taken out of owned state.
+// receiver owns it); copies taken out of owned state (values, structs of
+// values, maps.Clone, slices.Clone); fields of a type that guards itself
+// (a struct holding a lock) reached through an owned reference.
 //
 // Flags: -confined.async=pkg.Func:argN,(*pkg.T).Method:argN adds
 // asynchronous APIs whose function argument runs on another goroutine.

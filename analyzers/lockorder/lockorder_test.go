@@ -14,7 +14,7 @@ import (
 var scenarios = []string{
 	"inversion", "interfunc", "doublelock", "leak", "unlock", "deferlock", "trylock", "guarded", "annotated", "atomics", "crossa", "crossb", "methodvalue", "callback", "ifacecall", "blocking", "checklocks", "rangefunc", "alias",
 	// Precision on real code: each must stay silent on its correct code.
-	"accidentiface", "subclass", "mayacquire", "deepchain", "bufferedchan", "unblocker", "loopvariant", "freshleak", "unpublished", "tworoles", "capturedcell", "branches", "tryacquire", "cyclegroups", "readwait", "twopaths", "retake", "mergedleak", "looprelock", "backpointer",
+	"accidentiface", "subclass", "mayacquire", "deepchain", "bufferedchan", "unblocker", "loopvariant", "freshleak", "unpublished", "tworoles", "capturedcell", "branches", "tryacquire", "cyclegroups", "teststaged", "handleiface", "handover", "gatelock", "recursiveread", "readwait", "twopaths", "retake", "mergedleak", "looprelock", "backpointer",
 }
 
 func TestScenarios(t *testing.T) {
@@ -72,7 +72,7 @@ func TestKeyedLockersWaitsChains(t *testing.T) {
 // sync.Once or kept in tables; effects through interface calls; String
 // and Error called by fmt and log; Lockers whose effects are declared.
 func TestCallResolution(t *testing.T) {
-	for _, pkg := range []string{"callbacksetter", "callbackparam", "callbackonce", "ifaceeffect", "implicitstring", "lockerdecl", "lockerdeclb"} {
+	for _, pkg := range []string{"callbacksetter", "callbackparam", "callbackonce", "ifaceeffect", "ifacetxn", "implicitstring", "lockerdecl", "lockerdeclb"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
 		})

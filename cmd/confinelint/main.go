@@ -33,6 +33,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "confinelint: %v\n", err)
 		os.Exit(1)
 	}
+	args, suggesting := withSuggest(args)
 	if vetMode(args) {
 		if slices.Contains(args, "-V=full") || slices.Contains(args, "--V=full") {
 			os.Exit(printVersion(os.Stdout))
@@ -40,7 +41,11 @@ func main() {
 		vetTool(args)
 		return
 	}
-	os.Exit(standalone(args))
+	status := standalone(args)
+	if suggesting && status == exitFindings {
+		status = exitClean // suggestions are no findings
+	}
+	os.Exit(status)
 }
 
 // chdir handles a leading "-C dir" as the go command does: the run happens
@@ -71,6 +76,7 @@ func usage() {
 
 Usage:
   confinelint [-C dir] [flags] packages...   e.g. confinelint ./...
+  confinelint -suggest [-fix] packages...    propose annotations for unannotated code (never errors)
   go vet -vettool=$(command -v confinelint) [vet flags] packages...
 
 Analyzers (enable only some with -NAME, disable with -NAME=false):

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/checker"
 	"golang.org/x/tools/go/packages"
+
+	"github.com/confinelint/confinelint/analyzers/suggest"
 )
 
 // options are the standalone flags.
@@ -67,6 +70,11 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.fix, "fix", false, "apply suggested fixes")
 	fs.BoolVar(&o.tests, "test", true, "analyse test files too")
 	fs.StringVar(&o.tags, "tags", "", "comma-separated build tags, as for go build")
+	if !slices.Contains(analyzers, suggest.Analyzer) {
+		// main takes -suggest off the arguments first (see withSuggest);
+		// defined here for -h and for the docs' commands.
+		fs.Bool("suggest", false, "propose annotations for unannotated code instead of checking (with -fix: write them); exit status 0")
+	}
 	for _, a := range analyzers {
 		t := new(triState)
 		o.enable[a.Name] = t

@@ -1,7 +1,7 @@
 package checks
 
 // All is every check, directive problems included.
-var All = concat(confinedChecks, lockorderChecks, revokepathChecks, directiveChecks)
+var All = concat(confinedChecks, lockorderChecks, revokepathChecks, directiveChecks, suggestChecks)
 
 func concat(lists ...[]Check) []Check {
 	var out []Check
@@ -17,6 +17,18 @@ var confinedChecks = []Check{
 		Title: "Role-confined state touched from another goroutine",
 		Text:  "A read or write of a field, package variable or value owned by ROLE, or a call of a //confined:control ROLE function, from code that can run on a different goroutine root (another role, a go statement, a callback or an asynchronous API). The finding carries the chain of calls from the root.",
 		Fix:   "Hand the work to ROLE's goroutine through its mailbox channel (values received from a channel are owned by the receiver), or move the state out of ROLE's ownership and guard it with a lock.",
+	},
+	{
+		Category: "owned-handoff", Analyzer: "confined", Level: Error,
+		Title: "Reference to role-confined state handed to another goroutine",
+		Text:  "A pointer, map or slice read out of ROLE state still points at ROLE's data (the contract's rule 6). Passing one to a go statement, or registering a method value bound to one with an asynchronous API (time.AfterFunc, a //confined:spawns parameter), lets the new goroutine touch it while ROLE does: reported at the hand-off when the receiving function reads or writes it, with the chain to that access. Copies are free: maps.Clone, slices.Clone, values and structs of values.",
+		Fix:   "Hand the goroutine a copy (maps.Clone, slices.Clone, a struct of values), or send the reference on a channel and stop touching it (the receiver owns it).",
+	},
+	{
+		Category: "use-after-send", Analyzer: "confined", Level: Error,
+		Title: "Reference to role-confined state touched after sending it",
+		Text:  "Sending a reference read out of ROLE state on a channel hands what it points to to the receiver (the mailbox rule): the sender touching it afterwards, through the same value or a function it passes it to, races with the receiver. Reported at the first such touch after the send, with the send as related information.",
+		Fix:   "Finish with the value before sending it, or send a copy and keep the original.",
 	},
 	{
 		Category: "any-touches-state", Analyzer: "confined", Level: Error,

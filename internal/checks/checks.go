@@ -15,8 +15,9 @@ type Check struct {
 	// Category is the diagnostic's Category, the "[rule]" suffix of its
 	// message and the anchor of its section in docs/checks.md.
 	Category string
-	// Analyzer reports it: confined, lockorder or revokepath. Directive
-	// problems use "directive": the analyzer owning the verb reports them.
+	// Analyzer reports it: confined, lockorder, revokepath or suggest (off
+	// by default). Directive problems use "directive": the analyzer owning
+	// the verb reports them.
 	Analyzer string
 	Level    Level
 	Title    string // one line, no trailing period
@@ -58,7 +59,7 @@ func (c Check) Right() string { return "checks/" + c.Category + "/right" }
 func (c Check) HelpURI() string { return DocsURL + "#" + c.Category }
 
 // Analyzers are the groups of checks, in documentation order.
-var Analyzers = []string{"confined", "lockorder", "revokepath", "directive"}
+var Analyzers = []string{"confined", "lockorder", "revokepath", "directive", "suggest"}
 
 // Lookup returns the check for a diagnostic category.
 func Lookup(category string) (Check, bool) {

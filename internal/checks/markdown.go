@@ -9,6 +9,7 @@ var groupText = map[string]string{
 	"confined":   "Goroutine ownership: state and functions confined to one goroutine role.",
 	"lockorder":  "Lock discipline: lock order, self-deadlock, leaked locks and lock annotations.",
 	"revokepath": "Commits and the mailbox drain.",
+	"suggest":    "Suggestions for unannotated code, from `confinelint -suggest` only (never part of a default run, never errors): each proposes an annotation, ranked by its evidence, with a fix that adds it (`-suggest -fix`); the deviant sites, as related information, are what the checks report once it is in.",
 	"directive":  "Problems with the annotations themselves. Each is reported by the analyzer owning the verb (ownership and unknown verbs: confined; lock verbs: lockorder; drain and commit: revokepath), so `//nolint:NAME` and `-NAME=false` select them with that analyzer.",
 }
 

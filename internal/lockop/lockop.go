@@ -118,3 +118,17 @@ func IsRWMutex(t types.Type) bool {
 	}
 	return hasNiladicMethods(t, []string{"RLock", "RUnlock"})
 }
+
+// IsSyncType reports whether t (or what it points to) is a type of sync or
+// sync/atomic: made to be used from any goroutine.
+func IsSyncType(t types.Type) bool {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return false
+	}
+	path := n.Obj().Pkg().Path()
+	return path == "sync" || path == "sync/atomic"
+}

@@ -289,7 +289,15 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	if len(ts) == 0 && !call.IsInvoke() {
 		w.recordParamCall(call.Value, pos, s)
 	}
+	if len(ts) == 0 && call.IsInvoke() {
+		s = w.handleMayRelease(call, s)
+	}
 	ts = w.withCommonEffects(ts, call)
+	if w.report {
+		for _, t := range ts {
+			w.noteCallSite(t.fn, s.holds)
+		}
+	}
 	for _, t := range ts {
 		if w.report && t.exact && t.sum == nil {
 			s = w.checkCallDecl(&t, pos, s)
@@ -309,6 +317,9 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				w.info.addChan(op)
 			}
 			w.callBlocks(&t, sum, pos, s)
+		}
+		if !t.exact {
+			s = w.mayRelease(&t, sum, s)
 		}
 		if !t.exact || t.cond > 0 {
 			continue
@@ -339,6 +350,49 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				a.Inferred = !w.e.declaresAcquire(t.fn)
 				s = s.with(a)
 			}
+		}
+	}
+	return s
+}
+
+// mayRelease forgets the locks a candidate of a call (an interface
+// method among several) releases: held or not afterwards depends on which
+// runs. Kept, a lock one candidate acquired (kv.Read()) would stay held
+// past the release another one makes (txn.End()), a leak no program has.
+func (w *walker) mayRelease(t *target, sum *funcInfo, s State) State {
+	for _, r := range sum.releases {
+		p, ok := t.rewrite(w.fn, r.Path)
+		if !ok {
+			continue
+		}
+		if o, ok := s.underOtherName(Hold{Path: p, Class: r.Class}); ok {
+			p = o.Path
+		}
+		if _, held := s.find(p); held {
+			s = s.without(p)
+		}
+	}
+	return s
+}
+
+// handleMayRelease forgets the locks a call left held when a method of
+// the handle it returned is called through an interface the analysis
+// cannot resolve (declared in another package): the handle's Finish or
+// Rollback may be what releases them (cc, _ := m.Start(); cc.Finish()).
+func (w *walker) handleMayRelease(call *ssa.CallCommon, s State) State {
+	var from *ssa.Call
+	switch v := objects.Underlying(call.Value).(type) {
+	case *ssa.Call:
+		from = v
+	case *ssa.Extract:
+		from, _ = v.Tuple.(*ssa.Call)
+	}
+	if from == nil {
+		return s
+	}
+	for _, h := range s.holds {
+		if h.Pos == from.Pos() && !h.Maybe {
+			s = s.without(h.Path)
 		}
 	}
 	return s
@@ -386,9 +440,9 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			}
 		}
 		if w.report {
-			w.edgesTo(s, h, pos, via, t.exact && tk.certain())
+			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, loose: next.loose, Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, loose: next.loose, test: tk.test, Sub: h.Sub})
 	}
 }
 
@@ -411,7 +465,7 @@ func (w *walker) retakeEdges(t *target, tk take, h Hold, pos token.Pos, via *cal
 	if p, ok := t.rewrite(w.fn, tk.Path); ok {
 		h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
 	}
-	w.edgesTo(s, h, pos, via, tk.cond == 0)
+	w.edgesTo(s, h, pos, via, tk.cond == 0, tk.test)
 }
 
 // handOff applies the releases of closures passed to a call or returned:

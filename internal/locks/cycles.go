@@ -17,8 +17,12 @@ import (
 //   - a cycle of three or more locks is reported only when every edge is
 //     certain (edge.must): long cycles built from possible takes were
 //     mostly paths no program runs, and a real one is all certain;
+//   - a cycle whose every edge runs under one more exclusive lock (a
+//     gate, gates.go) is not reported;
 //   - a cycle that needs an edge seen only in test code is its own rule,
-//     lock-order-test, reported at the test's acquisition;
+//     lock-order-test, reported at the test's acquisition; the cycles of
+//     one lock a test holds (in one function, from one acquisition) are
+//     one finding, whatever it takes under it: the fix is that hold;
 //   - cycles sharing an edge are grouped: the local edge that closes the
 //     most cycles is reported once, at its acquisition, naming how many
 //     it closes, with the other cycles as related information; then the
@@ -42,7 +46,9 @@ func (e *engine) reportCycles() {
 	var prod, tests []cycle
 	for _, c := range e.cycles() {
 		if c.test {
-			tests = append(tests, c)
+			if e.concurrentWithTest(c) {
+				tests = append(tests, c)
+			}
 		} else {
 			prod = append(prod, c)
 		}
@@ -70,7 +76,7 @@ func (e *engine) cycles() []cycle {
 			continue
 		}
 		seen[key] = true
-		if c.long() && !c.certain() {
+		if c.long() && !c.certain() || e.gated(c) {
 			continue
 		}
 		c.test = slices.ContainsFunc(c.edges, func(b edge) bool { return b.test })
@@ -114,13 +120,14 @@ func local(x edge) bool { return x.ToPos.IsValid() }
 func (e *engine) reportGroups(cycles []cycle, rule string) {
 	left := cycles
 	for len(left) > 0 {
-		at, ok := e.mostShared(left, rule == "lock-order-test")
+		test := rule == "lock-order-test"
+		at, ok := e.mostShared(left, test)
 		if !ok {
 			return
 		}
 		var group, rest []cycle
 		for _, c := range left {
-			if slices.ContainsFunc(c.edges, func(x edge) bool { return x.key() == at.key() }) {
+			if slices.ContainsFunc(c.edges, func(x edge) bool { return groupOf(x, test) == groupOf(at, test) }) {
 				group = append(group, c)
 			} else {
 				rest = append(rest, c)
@@ -131,17 +138,35 @@ func (e *engine) reportGroups(cycles []cycle, rule string) {
 	}
 }
 
+// groupKey is what cycles reported as one share: an edge, or for the
+// test rule the test's hold (function and acquisition) they all need.
+type groupKey struct {
+	edge    edgeKey
+	fn      string
+	fromPos token.Pos
+}
+
+func groupOf(x edge, test bool) groupKey {
+	if test && x.test {
+		return groupKey{edge: edgeKey{from: x.From, fromSub: x.FromSub}, fn: x.Fn, fromPos: x.FromPos}
+	}
+	return groupKey{edge: x.key()}
+}
+
 // mostShared picks the local edge that closes the most cycles (a test
 // edge for the test rule), the latest acquisition among equals (as the
 // second half of an inversion is usually the newer code).
 func (e *engine) mostShared(cycles []cycle, wantTest bool) (edge, bool) {
-	count := map[edgeKey]int{}
-	byKey := map[edgeKey]edge{}
+	count := map[groupKey]int{}
+	byKey := map[groupKey]edge{}
 	for _, c := range cycles {
 		for _, x := range c.edges {
 			if local(x) && (!wantTest || x.test) {
-				count[x.key()]++
-				byKey[x.key()] = x
+				k := groupOf(x, wantTest)
+				count[k]++
+				if o, ok := byKey[k]; !ok || later(x, o) {
+					byKey[k] = x
+				}
 			}
 		}
 	}
@@ -152,17 +177,33 @@ func (e *engine) mostShared(cycles []cycle, wantTest bool) (edge, bool) {
 	found := false
 	for k, n := range count {
 		x := byKey[k]
-		if !found || n > count[best.key()] || n == count[best.key()] && (x.ToPos > best.ToPos || x.ToPos == best.ToPos && x.FromPos > best.FromPos) {
+		if nb := count[groupOf(best, wantTest)]; !found || n > nb || n == nb && later(x, best) {
 			best, found = x, true
 		}
 	}
 	return best, found
 }
 
+// later orders edges by acquisition, then held position.
+func later(x, y edge) bool {
+	return x.ToPos > y.ToPos || x.ToPos == y.ToPos && x.FromPos > y.FromPos
+}
+
 // reportGroup reports the cycles of group at edge at, the first (by its
 // other edges' order) in the message, the others as related information.
 func (e *engine) reportGroup(at edge, group []cycle, rule string) {
 	sort.SliceStable(group, func(i, j int) bool { return len(group[i].edges) < len(group[j].edges) })
+	test := rule == "lock-order-test"
+	// Each cycle rotated to end with its edge of the group.
+	rotated := func(c cycle) []edge {
+		i := slices.IndexFunc(c.edges, func(x edge) bool { return groupOf(x, test) == groupOf(at, test) })
+		return rotate(c, c.edges[i])
+	}
+	if i := slices.IndexFunc(group, func(c cycle) bool {
+		return slices.ContainsFunc(c.edges, func(x edge) bool { return x.key() == at.key() })
+	}); i > 0 {
+		group[0], group[i] = group[i], group[0] // the message names at's own cycle
+	}
 	first := rotate(group[0], at)
 	var parts []string
 	var hops []diag.Hop
@@ -174,10 +215,12 @@ func (e *engine) reportGroup(at edge, group []cycle, rule string) {
 	if rule == "lock-order-test" {
 		msg = "lock order inversion in test code: " + strings.TrimPrefix(msg, "lock order inversion: ")
 	}
-	if len(group) > 1 {
+	if len(group) > 1 && test {
+		msg += "; the test's hold of " + at.FromName + " closes " + strconv.Itoa(len(group)) + " lock-order cycles"
+	} else if len(group) > 1 {
 		msg += "; this acquisition closes " + strconv.Itoa(len(group)) + " lock-order cycles"
 		for _, c := range group[1:] {
-			hops = append(hops, diag.Hop{Pos: at.ToPos, What: "also closes: " + cycleText(rotate(c, at))})
+			hops = append(hops, diag.Hop{Pos: at.ToPos, What: "also closes: " + cycleText(rotated(c))})
 		}
 	}
 	hops = append(hops, witnessHops(at)...)

@@ -29,9 +29,11 @@ type edge struct {
 
 // edgesTo records an edge from every lock definitely held in s to h,
 // taken at pos (directly, or through the calls in via; must as for
-// edge.must), and checks declared //confined:before orders.
-func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain, must bool) {
-	site := edgeSite{fn: w.e.funcName(w.fn), pos: pos, test: w.e.inTest(pos)}
+// edge.must; testCode: the acquisition is in a _test.go file, as when
+// production code calls a test's fake through an interface), and checks
+// declared //confined:before orders.
+func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain, must, testCode bool) {
+	site := edgeSite{fn: w.e.funcName(w.fn), pos: pos, test: testCode || w.e.inTest(pos)}
 	if via != nil {
 		site.via = via.text()
 	}
@@ -64,6 +66,7 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 		}
 		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,
 			declared: broken, test: site.test, must: must}
+		w.noteEdgeGates(x, holds)
 		if !w.e.betterWitness(x) {
 			continue
 		}

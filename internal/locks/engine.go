@@ -28,6 +28,15 @@ type engine struct {
 	// selfBound: functions stored into a field of the object they
 	// capture (selfbound.go).
 	selfBound map[*ssa.Function]int
+	// gates, callSites, entryCache, valueUsed: gate locks (gates.go).
+	gates      map[edgeKey][]gateWitness
+	callSites  map[*ssa.Function][]gateWitness
+	entryCache map[*ssa.Function][]string
+	valueUsed  map[*ssa.Function]bool
+	// testStarts caches startedByTest; byName indexes functions by
+	// funcName (teststart.go).
+	testStarts map[string]map[string]bool
+	byName     map[string]*ssa.Function
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State
@@ -88,6 +97,9 @@ type take struct {
 	// loose: reached through a call that may run another function (an
 	// interface or func-field candidate): not certain even at cond 0.
 	loose bool
+	// test: the acquisition is in a _test.go file (edge.test for every
+	// caller, production ones calling a test's fake included).
+	test bool
 	// Sub is the value field holding the lock's struct (see Hold.Sub).
 	Sub string
 }
@@ -164,8 +176,10 @@ func (f *funcInfo) resetBody() { *f = funcInfo{} }
 func (f *funcInfo) addTake(t take) {
 	for i, o := range f.takes {
 		if o.Path == t.Path && o.Class == t.Class && o.Shared == t.Shared && o.afterRelease == t.afterRelease && o.Sub == t.Sub {
-			// Keep the most certain, then the shortest, witness.
-			if t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len()) {
+			// Keep a production witness, then the most certain, then the
+			// shortest.
+			certain := t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len())
+			if o.test && !t.test || o.test == t.test && certain {
 				f.takes[i] = t
 			}
 			return

@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// +checklocksforce on a statement: a check failing on that line is not
+// A checklocksforce comment on a statement: a check failing on that line is not
 // reported, and the lock it wanted counts as held exclusively from there
 // on (checkGuard, checkCallDecl), as checklocks does.
 

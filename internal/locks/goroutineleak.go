@@ -46,7 +46,7 @@ func (w *walker) goroutineLeaks(reported map[string]bool) {
 			if _, atEntry := w.entry.find(h.Path); atEntry || h.Maybe || h.Try || h.Lent || h.Class == "" || reported[h.Path] || w.fresh(h.Path) {
 				continue
 			}
-			if !w.e.takenElsewhere(h.Class, w.fn) {
+			if !w.e.takenElsewhere(h.Class, w.fn) || w.starterUnlocks(h) {
 				continue
 			}
 			reported[h.Path] = true

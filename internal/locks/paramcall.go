@@ -161,7 +161,7 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 			if h.Path != "" && must {
 				w.paramRelock(h, held, s, pos, " by "+chain.text()+" (at "+tk.At+")")
 			}
-			w.edgesTo(s, h, pos, chain, must)
+			w.edgesTo(s, h, pos, chain, must, false)
 			inner := chainOf(append([]string{fname}, tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
 			w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
 		}

@@ -107,10 +107,10 @@ func (w *walker) acquire(h Hold, s State) State {
 		w.reportRelock(old, h, h.Pos, why)
 	}
 	if w.report {
-		w.edgesTo(s, h, h.Pos, nil, true)
+		w.edgesTo(s, h, h.Pos, nil, true, false)
 	}
 	if w.final {
-		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), test: w.e.inTest(h.Pos), Sub: h.Sub})
 	}
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++
@@ -127,6 +127,8 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	case old.Maybe && old.Loop && (w.unlocked[h.Path] || old.Inferred):
 		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first)
 	case old.Maybe:
+	case old.Shared && h.Shared && w.e.noWriterDuringTest(w.fn, h.Class, at):
+		// A test's recursive read lock with no writer running meanwhile.
 	case old.Shared && h.Shared:
 		w.e.find(at, "double-lock", "RLock of "+h.Name+via+" while already read-locked since "+held+": deadlocks behind a waiting writer", first)
 	case old.Shared:
@@ -157,7 +159,7 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 		return s.without(o.Path)
 	}
 	if s.wasReleased(h.Path) && !h.Opaque {
-		if w.report && !w.maybeDefer {
+		if w.report && !w.maybeDefer && !w.startedTakes(h) {
 			w.e.find(pos, "unlock-not-held", h.Name+" unlocked but not held: it was already unlocked on every path here")
 		}
 		return s

@@ -98,3 +98,12 @@ func (x *Index) ClosureOf(fn *ssa.Function) *ssa.MakeClosure {
 	}
 	return x.closures[fn]
 }
+
+// Nested returns fn and the closures created in it, at any depth.
+func Nested(fn *ssa.Function) []*ssa.Function {
+	out := []*ssa.Function{fn}
+	for i := 0; i < len(out); i++ {
+		out = append(out, out[i].AnonFuncs...)
+	}
+	return out
+}

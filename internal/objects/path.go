@@ -172,6 +172,34 @@ func fieldName(t types.Type, i int) string {
 	return "?"
 }
 
+// StructOf is the struct type t selects from (through one pointer), nil
+// when it is none.
+func StructOf(t types.Type) *types.Struct {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	st, _ := t.Underlying().(*types.Struct)
+	return st
+}
+
+// OnlySelected reports whether every use of the address addr selects
+// further into it: in ps.a.b = x the address of ps.a is such a step, and
+// the outer selection is the access.
+func OnlySelected(addr ssa.Value) bool {
+	refs := addr.Referrers()
+	if refs == nil || len(*refs) == 0 {
+		return false
+	}
+	for _, r := range *refs {
+		switch r.(type) {
+		case *ssa.FieldAddr, *ssa.IndexAddr, *ssa.DebugRef:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // NamedOf is the named type of t or of what t points to, nil when unnamed.
 func NamedOf(t types.Type) *types.Named {
 	if p, ok := t.Underlying().(*types.Pointer); ok {

@@ -256,6 +256,13 @@ func pointerLike(t types.Type) bool {
 	return false
 }
 
+// Reaches reports whether control can flow from instruction from to
+// instruction to of the same function without executing avoid again:
+// with avoid the instruction defining a value, whether a use at to can
+// see the value from's execution saw (not one of a later loop
+// iteration). avoid may be from itself.
+func Reaches(from, to, avoid ssa.Instruction) bool { return reachesAvoiding(from, to, avoid) }
+
 // reachesAvoiding reports whether control can flow from instruction from
 // to instruction to without executing avoid again (avoid dominates both).
 func reachesAvoiding(from, to, avoid ssa.Instruction) bool {
@@ -263,10 +270,10 @@ func reachesAvoiding(from, to, avoid ssa.Instruction) bool {
 	if fb == nil || tb == nil || ab == nil {
 		return true
 	}
-	if fb == tb && index(fb, from) < index(tb, to) {
+	if fb == tb && InstrIndex(fb, from) < InstrIndex(tb, to) {
 		return true
 	}
-	if fb == ab && index(fb, from) < index(fb, avoid) {
+	if fb == ab && InstrIndex(fb, from) < InstrIndex(fb, avoid) {
 		return false // the block goes on to allocate anew before leaving
 	}
 	seen := map[*ssa.BasicBlock]bool{}
@@ -278,7 +285,7 @@ func reachesAvoiding(from, to, avoid ssa.Instruction) bool {
 			continue
 		}
 		seen[b] = true
-		if b == tb && (b != ab || index(b, to) < index(b, avoid)) {
+		if b == tb && (b != ab || InstrIndex(b, to) < InstrIndex(b, avoid)) {
 			return true
 		}
 		if b == ab {
@@ -289,7 +296,8 @@ func reachesAvoiding(from, to, avoid ssa.Instruction) bool {
 	return false
 }
 
-func index(b *ssa.BasicBlock, instr ssa.Instruction) int {
+// InstrIndex returns instr's index in b, or -1.
+func InstrIndex(b *ssa.BasicBlock, instr ssa.Instruction) int {
 	for i, x := range b.Instrs {
 		if x == instr {
 			return i

@@ -36,6 +36,11 @@ type access struct {
 	state string   // as the message shows it: "c.inflight", "Consumer.commit"
 	key   string   // as facts name it: "Consumer.inflight", "pkg.offsets"
 	via   []string // functions between this one and the state, if any
+	// last, when set, ends the chain instead of state: what a function
+	// handed a derived reference does with it ("p.offsets").
+	last string
+	// from is the owned state a derived access goes through (rule 6).
+	from *source
 	// checked marks a call of a role function that asserts its owner at
 	// runtime: rule 2 does not ask its callers to declare a role, since
 	// the assertion covers callers the analysis cannot see.
@@ -52,7 +57,7 @@ func (e *engine) collect(fn *ssa.Function) []access {
 		for _, instr := range blk.Instrs {
 			switch in := instr.(type) {
 			case *ssa.FieldAddr:
-				if a, ok := e.fieldAccess(fn, in, in.X, in.Field, e.addrKind(in, 0)); ok {
+				if a, ok := e.fieldAccess(fn, in, in.X, in.Field, addrKind(in, 0)); ok {
 					out = append(out, a)
 				}
 			case *ssa.Field:
@@ -73,31 +78,27 @@ func (e *engine) collect(fn *ssa.Function) []access {
 // fieldAccess reports whether selecting field index of x is an access of
 // owned state.
 func (e *engine) fieldAccess(fn *ssa.Function, at ssa.Instruction, x ssa.Value, index int, k kind) (access, bool) {
-	st := structOf(x.Type())
-	if st == nil || index >= st.NumFields() {
+	s, ok := e.ownedField(fn, at, x, index)
+	if !ok {
 		return access{}, false
 	}
-	field := st.Field(index)
-	if isOwner(field.Type()) {
-		return access{}, false // confine.Owner is made to be used from any goroutine
-	}
-	owner := ownerType(x.Type())
-	role, ok := e.p.FieldRole(field, owner)
-	if !ok || e.exempt(fn, x, at) {
-		return access{}, false
-	}
-	key := field.Name()
-	if owner != nil {
-		key = owner.Name() + "." + key
-	}
-	pos := at.Pos()
-	return access{role: orDefault(role), kind: k, pos: pos, state: e.exprName(pos, x, field.Name()), key: key}, true
+	return access{role: s.role, kind: k, pos: at.Pos(), state: s.state, key: s.key}, true
 }
+
+// Writes reports whether the uses of an address (a field's or element's)
+// write through it, by the rule confined applies to owned state: a store,
+// an element of the map or slice it holds updated, or the address passed
+// to a call.
+func Writes(addr ssa.Value) bool { return addrKind(addr, 0) == write }
+
+// ElementsWritten reports whether the map or slice loaded into v (a load
+// of a field or var) has an element updated, deleted or cleared.
+func ElementsWritten(v ssa.Value) bool { return elementsWritten(v, 0) }
 
 // addrKind classifies the uses of an address of owned state: stored to
 // (or an element of the map or slice it holds updated, or its address
 // passed to a call: pointer methods, sync/atomic) is a write, else a read.
-func (e *engine) addrKind(addr ssa.Value, depth int) kind {
+func addrKind(addr ssa.Value, depth int) kind {
 	refs := addr.Referrers()
 	if refs == nil || depth > 8 {
 		return read
@@ -113,11 +114,11 @@ func (e *engine) addrKind(addr ssa.Value, depth int) kind {
 				return write
 			}
 		case *ssa.FieldAddr:
-			if e.addrKind(u, depth+1) == write {
+			if addrKind(u, depth+1) == write {
 				return write
 			}
 		case *ssa.IndexAddr:
-			if e.addrKind(u, depth+1) == write {
+			if addrKind(u, depth+1) == write {
 				return write
 			}
 		case ssa.CallInstruction:
@@ -187,9 +188,9 @@ func (e *engine) globalAccesses(fn *ssa.Function, instr ssa.Instruction) []acces
 				k = write
 			}
 		case *ssa.FieldAddr:
-			k = e.addrKind(u, 0)
+			k = addrKind(u, 0)
 		case *ssa.IndexAddr:
-			k = e.addrKind(u, 0)
+			k = addrKind(u, 0)
 		case ssa.CallInstruction:
 			k = write
 		}
@@ -201,15 +202,6 @@ func (e *engine) globalAccesses(fn *ssa.Function, instr ssa.Instruction) []acces
 		out = append(out, access{role: orDefault(role), kind: k, pos: posOf(fn, instr), state: state, key: name})
 	}
 	return out
-}
-
-// structOf returns the struct type x selects from (through one pointer).
-func structOf(t types.Type) *types.Struct {
-	if p, ok := t.Underlying().(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	st, _ := t.Underlying().(*types.Struct)
-	return st
 }
 
 // ownerType returns the named struct type x selects from, for struct-level

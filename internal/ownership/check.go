@@ -100,6 +100,9 @@ func (e *engine) summary(fn *ssa.Function) []touch {
 func (e *engine) checkAccesses() {
 	for _, fn := range e.p.Funcs {
 		for _, t := range e.touches(fn) {
+			if t.a.from != nil && e.loadReported(*t.a.from) {
+				continue // the read of the state is the finding
+			}
 			for _, rc := range e.reach[fn] {
 				if rule := judge(rc.Root, t.a.role); rule != "" {
 					e.reportAccess(rule, fn, rc, t)
@@ -135,6 +138,9 @@ func (e *engine) reportAccess(rule string, fn *ssa.Function, rc roots.Reach, t t
 		msg = fmt.Sprintf("%s is confined to %s but %s on %s: %s", t.a.state, t.a.role, t.a.kind.verb(), rc.Root.Describe(), chain)
 	}
 	hops := []diag.Hop{{Pos: rc.Root.Pos, What: "the context starts here: " + rc.Root.Describe()}}
+	if t.a.from != nil {
+		hops = append(hops, e.loadHop(*t.a.from)...)
+	}
 	for i, site := range rc.Sites() {
 		hops = append(hops, diag.Hop{Pos: site, What: e.name(prefix[i]) + " calls " + e.name(prefix[i+1])})
 	}
@@ -151,6 +157,9 @@ func (e *engine) chain(prefix []*ssa.Function, t touch) string {
 		names = append(names, e.name(f))
 	}
 	names = append(names, t.a.via...)
+	if t.a.last != "" {
+		return diag.Chain(append(names, t.a.last)...)
+	}
 	names = append(names, t.a.state)
 	return diag.Chain(names...)
 }

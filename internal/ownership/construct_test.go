@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/tools/go/ssa"
 	"golang.org/x/tools/go/ssa/ssautil"
+
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 const src = `package p
@@ -91,11 +93,10 @@ func TestReceivedIsOwned(t *testing.T) {
 
 func TestAccessKinds(t *testing.T) {
 	fn := build(t).Func("kinds")
-	e := &engine{}
 	want := map[string]kind{"m": write, "s": write, "n": read}
 	for _, fa := range fieldAddrs(fn) {
-		name := structOf(fa.X.Type()).Field(fa.Field).Name()
-		if got := e.addrKind(fa, 0); got != want[name] {
+		name := objects.StructOf(fa.X.Type()).Field(fa.Field).Name()
+		if got := addrKind(fa, 0); got != want[name] {
 			t.Errorf("c.%s: kind %v, want %v", name, got, want[name])
 		}
 	}

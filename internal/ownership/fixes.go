@@ -11,6 +11,7 @@ import (
 
 	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // The suggested fixes of rules 2 and 5 finish the job in one -fix run, and
@@ -72,7 +73,7 @@ func (e *engine) ownerCallEdit(fn *ssa.Function, method, role string) (edit anal
 // soleOwnerField returns the name of t's only confine.Owner field, when
 // t (or what it points to) is a struct with exactly one, owned by role.
 func (e *engine) soleOwnerField(t types.Type, role string) string {
-	st := structOf(t)
+	st := objects.StructOf(t)
 	if st == nil {
 		return ""
 	}

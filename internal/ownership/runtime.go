@@ -6,6 +6,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // The runtime half, recognised by full name so that any import alias or
@@ -64,7 +65,7 @@ func (e *engine) scanRuntime(fn *ssa.Function) {
 func (e *engine) ownerRole(addr ssa.Value) string {
 	switch a := addr.(type) {
 	case *ssa.FieldAddr:
-		if st := structOf(a.X.Type()); st != nil {
+		if st := objects.StructOf(a.X.Type()); st != nil {
 			if role, ok := e.p.FieldRole(st.Field(a.Field), ownerType(a.X.Type())); ok {
 				return orDefault(role)
 			}

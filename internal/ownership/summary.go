@@ -40,8 +40,9 @@ type engine struct {
 	binds      map[*ssa.Function]bool
 	asserts    map[*ssa.Function]bool
 	implied    map[*ssa.Function]string // role implied by an Assert
-	selectors  map[token.Pos]string
-	operands   []*ssa.Value // scratch buffer for globalAccesses
+	selectors  map[token.Pos]string     // source text by position, see exprAt
+	callArgs   map[token.Pos][]string   // argument texts by a call's '('
+	operands   []*ssa.Value             // scratch buffer for globalAccesses
 
 	roots  []*roots.Root
 	rootOf map[*ssa.Function]*roots.Root
@@ -50,6 +51,13 @@ type engine struct {
 
 	sums    map[*ssa.Function][]touch
 	summing map[*ssa.Function]bool
+
+	// Rule 6 (derived.go): references read out of owned state.
+	returning map[*ssa.Function]bool // accessors being walked (recursion guard)
+	uses      map[paramKey]usage     // paramUse memo
+	handOffs  []handOff
+	sends     []sendSite
+	asyncAt   map[token.Pos][]*roots.Root // asynchronous roots by registering call
 
 	findings []diag.Finding
 
@@ -69,6 +77,8 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		byRoot:     map[*roots.Root][]roots.Reach{},
 		sums:       map[*ssa.Function][]touch{},
 		summing:    map[*ssa.Function]bool{},
+		returning:  map[*ssa.Function]bool{},
+		uses:       map[paramKey]usage{},
 	}
 	for _, fn := range p.Funcs {
 		e.scanRuntime(fn)
@@ -81,6 +91,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 	if n == 0 && len(e.findings) == 0 && len(e.implied) == 0 && (p.Directives == nil || len(p.Directives.Objects) == 0) {
 		return &Summary{} // the common case for dependencies: nothing owned
 	}
+	e.collectDerived()
 	e.buildRoots()
 	e.reach = ctx.Propagate(e.roots, func(fn *ssa.Function) bool { return e.rootOf[fn] != nil })
 	for _, fn := range p.Funcs {
@@ -89,6 +100,8 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		}
 	}
 	e.checkAccesses()
+	e.checkHandOffs()
+	e.checkSends()
 	e.checkUndeclared()
 	e.checkRuntime()
 	e.exportFacts()

@@ -105,3 +105,26 @@ func (p *Prod) Work() {
 	p.n.Unlock()
 	p.m.Unlock()
 }
+
+// Engine's compaction and snapshot each take their own lock, then a
+// part's: parts come after both.
+type Engine struct {
+	compactMu, snapMu sync.Mutex
+	part              Part
+}
+
+type Part struct{ mu sync.Mutex }
+
+func (e *Engine) Compact() {
+	e.compactMu.Lock()
+	e.part.mu.Lock()
+	e.part.mu.Unlock()
+	e.compactMu.Unlock()
+}
+
+func (e *Engine) Snapshot() {
+	e.snapMu.Lock()
+	e.part.mu.Lock()
+	e.part.mu.Unlock()
+	e.snapMu.Unlock()
+}

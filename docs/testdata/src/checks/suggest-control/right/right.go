@@ -1,0 +1,44 @@
+package right
+
+import "github.com/confinelint/confinelint/confine"
+
+type Server struct {
+	owner    confine.Owner //confined:control
+	requests chan int
+	asks     chan chan int
+	// example:start
+
+	//confined:control
+	pending int
+	// example:end
+}
+
+func NewServer() *Server {
+	s := &Server{requests: make(chan int), asks: make(chan chan int)}
+	go s.loop()
+	return s
+}
+
+//confined:entry
+func (s *Server) loop() {
+	s.owner.Bind()
+	for {
+		select {
+		case <-s.requests:
+			s.pending++
+		case reply := <-s.asks:
+			reply <- s.pending
+		}
+	}
+}
+
+// example:start
+
+// Pending asks the loop, which owns pending.
+func (s *Server) Pending() int {
+	reply := make(chan int)
+	s.asks <- reply
+	return <-reply
+}
+
+// example:end
