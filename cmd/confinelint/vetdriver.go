@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+
+	"github.com/confinelint/confinelint/analyzers/suggest"
 )
 
 // The standalone driver asks the go command to run this binary as go vet's
@@ -226,6 +229,10 @@ func runVet(o *options, patterns []string, stderr io.Writer) vetRun {
 		mode = modeNoTests
 	}
 	args := []string{"vet", "-vettool=" + self, "-json", "-" + standaloneFlag + "=" + mode}
+	if slices.Contains(analyzers, suggest.Analyzer) {
+		// -suggest replaces the checks, in the tool as here (withSuggest).
+		args = append(args, "-suggest")
+	}
 	args = append(args, o.buildFlags()...)
 	args = append(args, o.analyzerFlags...)
 	cmd := exec.Command("go", append(args, patterns...)...)
