@@ -6,12 +6,20 @@
 #
 # Environment:
 #   REPEAT=N        cold runs per tool (default 3, QUICK: 1)
+#   REPEAT_COLD=N   cold runs per tool only (default REPEAT); reruns still
+#                   take REPEAT rounds
 #   QUICK=1         smaller package set, one repetition, no profile
 #   MICRO=0         skip the testing.B micro-benchmarks
 #   PROFILE=0       skip the CPU/heap profiles (corpus in process; PROFPKG as vet runs it)
 #   PROFPKG=PKG     package profiled as go vet runs it (default github.com/IBM/sarama)
 #   INC=0           skip the incremental (leaf edit) runs
 #   COLD=0          skip the cold runs (to debug the other phases)
+#   STANDALONE=0    skip the standalone driver against the in-process one
+#   STD=0           skip the standalone runs over all of std (the in-process
+#                   driver needs ~13 GB there: it runs only if the machine
+#                   has STD_MIN_GB, default 16, available)
+#   STD_TOOLS=LIST  the drivers run over std (default
+#                   "standalone dropdriver inprocess")
 #   BENCH_WORK=DIR  scratch directory (default /tmp/confinelint-bench; it must
 #                   stay the same between runs for the build-cache seed to hit)
 #   BENCH_CACHE=DIR build-only GOCACHE kept between runs (default
@@ -39,6 +47,10 @@ fi
 MICRO=${MICRO:-1}
 COLD=${COLD:-1}
 INC=${INC:-1}
+STANDALONE=${STANDALONE:-1}
+STD=${STD:-1}
+[[ $QUICK == 1 ]] && STD=${STD_QUICK:-0}
+STD_MIN_GB=${STD_MIN_GB:-16}
 BUILD_RETRIES=${BUILD_RETRIES:-3}
 QUIET_WAIT=${QUIET_WAIT:-10s}
 WORK=${BENCH_WORK:-${TMPDIR:-/tmp}/confinelint-bench}
@@ -59,7 +71,7 @@ RESULTS=$WORK/results.jsonl
 phase "build tools into $WORK/bin"
 for i in $(seq 0 "$BUILD_RETRIES"); do
 	if (cd "$ROOT" && go build -o "$WORK/bin/confinelint" ./cmd/confinelint) &&
-		(cd "$BENCH" && go build -o "$WORK/bin/" ./floor ./warm ./measure ./profile ./vetprof); then
+		(cd "$BENCH" && go build -o "$WORK/bin/" ./floor ./warm ./measure ./profile ./vetprof ./dropdriver); then
 		break
 	fi
 	if [[ $i == "$BUILD_RETRIES" ]]; then
@@ -110,6 +122,10 @@ go vet -vettool="$WORK/bin/warm" "${PKGS[@]}" || {
 	echo "bench: go vet with the no-op tool failed; the corpus does not vet cleanly" >&2
 	exit 1
 }
+if [[ $STANDALONE == 1 && $STD == 1 ]]; then
+	go build std
+	go vet -vettool="$WORK/bin/warm" std
+fi
 du -sh "$SNAP" >&2
 
 fresh() { # fresh DIR: a copy of the snapshot, vet-cold
@@ -189,6 +205,91 @@ if [[ $INC == 1 ]]; then
 		cp "$WORK/orig.go" "$file"
 	done
 	rm -rf "$GOCACHE"
+fi
+
+# ---------------------------------------------------------------- standalone
+# The standalone driver (confinelint PKGS: go vet with confinelint itself as
+# the tool, results in the go build cache) against the in-process driver it
+# replaced (CONFINELINT_DRIVER=inprocess: every package loaded from source
+# and analysed in one process), same binary, same packages:
+#   standalone-cold  vet-cold, build cache warm, rounds alternating;
+#   sa-nochange      rerun with the vet cache warm (the in-process driver has
+#                    no cache: one run of it is the baseline);
+#   sa-leaf          after a comment appended to raft/v3/rafttest;
+#   std              all of std, once each (STD=1).
+# dropdriver, the other design issue 16 measured (one process, each
+# package's syntax and SSA dropped once its facts are exported; no cache),
+# runs beside them cold and over std.
+drv() { # drv TOOL: the command prefix for a driver (dropdriver prints text only)
+	case $1 in
+	inprocess) echo env CONFINELINT_DRIVER=inprocess "$WORK/bin/confinelint" -json ;;
+	standalone) echo "$WORK/bin/confinelint" -json ;;
+	dropdriver) echo "$WORK/bin/dropdriver" ;;
+	esac
+}
+if [[ $STANDALONE == 1 ]]; then
+	STOOLS=(inprocess standalone dropdriver)
+	phase "standalone: ${REPEAT_COLD:-$REPEAT} rounds x ${STOOLS[*]}"
+	for r in $(seq 1 "${REPEAT_COLD:-$REPEAT}"); do
+		for k in 0 1 2; do
+			tool=${STOOLS[$(((k + r - 1) % 3))]}
+			fresh "$WORK/gocache"
+			"$MEASURE" quiet -max "$QUIET_WAIT"
+			GOCACHE=$WORK/gocache "$MEASURE" run -out "$RESULTS" -label standalone-cold -tool "$tool" -round "$r" \
+				-log "$WORK/logs/standalone-$tool-$r.log" -- $(drv "$tool") "${PKGS[@]}"
+		done
+	done
+	rm -rf "$WORK/gocache"
+	if cmp -s "$WORK/logs/standalone-inprocess-1.log" "$WORK/logs/standalone-standalone-1.log"; then
+		echo "  standalone and in-process output identical ($(grep -c '"analyzer"' "$WORK/logs/standalone-standalone-1.log") findings)" >&2
+	else
+		echo "  standalone and in-process output DIFFER: diff $WORK/logs/standalone-{inprocess,standalone}-1.log" >&2
+	fi
+
+	phase "standalone reruns"
+	export GOCACHE=$WORK/gocache-sa
+	fresh "$GOCACHE"
+	$(drv standalone) "${PKGS[@]}" >"$WORK/logs/sa-prime.log" 2>&1 || true
+	"$MEASURE" quiet -max 3s
+	"$MEASURE" run -out "$RESULTS" -label sa-nochange -tool inprocess -round 1 \
+		-log "$WORK/logs/sa-nochange-inprocess.log" -- $(drv inprocess) "${PKGS[@]}"
+	for r in $(seq 1 "$REPEAT"); do
+		"$MEASURE" quiet -max 3s
+		"$MEASURE" run -out "$RESULTS" -label sa-nochange -tool standalone -round "$r" \
+			-log "$WORK/logs/sa-nochange-$r.log" -- $(drv standalone) "${PKGS[@]}"
+	done
+	file=$(go list -f '{{.Dir}}/{{index .GoFiles 0}}' go.etcd.io/raft/v3/rafttest)
+	cp "$file" "$WORK/orig.go"
+	for r in $(seq 1 "$REPEAT"); do
+		printf '\n// confinelint bench edit sa-%s %s\n' "$r" "$(date +%s%N)" >>"$file"
+		"$MEASURE" quiet -max 3s
+		"$MEASURE" run -out "$RESULTS" -label sa-leaf -tool standalone -round "$r" \
+			-log "$WORK/logs/sa-leaf-$r.log" -- $(drv standalone) "${PKGS[@]}"
+	done
+	cp "$WORK/orig.go" "$file"
+	rm -rf "$GOCACHE"
+	export GOCACHE=$SNAP
+
+	avail=$(awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo)
+	if [[ $STD == 1 ]]; then
+		phase "standalone over std"
+		for tool in ${STD_TOOLS:-standalone dropdriver inprocess}; do
+			if [[ $tool == inprocess && $avail -lt $STD_MIN_GB ]]; then
+				echo "  skipping the in-process driver over std: ${avail} GB available, it needs ~13 (STD_MIN_GB=$STD_MIN_GB)" >&2
+				continue
+			fi
+			fresh "$WORK/gocache"
+			"$MEASURE" quiet -max "$QUIET_WAIT"
+			GOCACHE=$WORK/gocache "$MEASURE" run -out "$RESULTS" -label std -tool "$tool" -round 1 \
+				-log "$WORK/logs/std-$tool.log" -- $(drv "$tool") std
+		done
+		rm -rf "$WORK/gocache"
+		if [[ -f $WORK/logs/std-inprocess.log ]]; then
+			cmp -s "$WORK/logs/std-inprocess.log" "$WORK/logs/std-standalone.log" &&
+				echo "  std: standalone and in-process output identical" >&2 ||
+				echo "  std: standalone and in-process output DIFFER: diff $WORK/logs/std-{inprocess,standalone}.log" >&2
+		fi
+	fi
 fi
 
 # ---------------------------------------------------------------- micro

@@ -402,20 +402,29 @@ func summaryCmd(args []string) int {
 	}
 	sort.Strings(ls)
 	printed := false
+	// The tool measured, and its baselines: confinelint as go vet's tool
+	// against go vet and the floor; the standalone driver against the
+	// in-process driver it replaced.
+	pairs := []struct {
+		tool  string
+		bases []string
+	}{{"confinelint", []string{"vet", "floor"}}, {"standalone", []string{"inprocess"}}, {"dropdriver", []string{"inprocess"}}}
 	for _, l := range ls {
-		c, okc := med[[2]string{l, "confinelint"}]
-		for _, base := range []string{"vet", "floor"} {
-			b, ok := med[[2]string{l, base}]
-			if !ok || !okc {
-				continue
+		for _, pair := range pairs {
+			c, okc := med[[2]string{l, pair.tool}]
+			for _, base := range pair.bases {
+				b, ok := med[[2]string{l, base}]
+				if !ok || !okc {
+					continue
+				}
+				if !printed {
+					fmt.Println("| run | ratio (medians) | wall | CPU | peak tree RSS | max single-process RSS |")
+					fmt.Println("|---|---|---|---|---|---|")
+					printed = true
+				}
+				fmt.Printf("| %s | %s / %s | %.2f× | %.2f× | %.2f× | %.2f× |\n",
+					l, pair.tool, base, c.wall/b.wall, c.cpu/b.cpu, c.peak/b.peak, c.maxrss/b.maxrss)
 			}
-			if !printed {
-				fmt.Println("| run | ratio (medians) | wall | CPU | peak tree RSS | max single-process RSS |")
-				fmt.Println("|---|---|---|---|---|---|")
-				printed = true
-			}
-			fmt.Printf("| %s | confinelint / %s | %.2f× | %.2f× | %.2f× | %.2f× |\n",
-				l, base, c.wall/b.wall, c.cpu/b.cpu, c.peak/b.peak, c.maxrss/b.maxrss)
 		}
 	}
 	fmt.Println()

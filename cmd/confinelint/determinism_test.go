@@ -49,6 +49,12 @@ func confinelintBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	if vetMode(os.Args[1:]) {
+		// The standalone driver, run in-process by the tests, runs go vet
+		// with this test binary as the tool.
+		main()
+		return
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

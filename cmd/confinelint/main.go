@@ -3,11 +3,12 @@
 //
 // It runs in two modes:
 //
-//	confinelint [flags] ./...              standalone, loads packages itself
+//	confinelint [flags] ./...              standalone (text, JSON, SARIF, baselines, fixes)
 //	go vet -vettool=$(which confinelint) ./...   as go vet's analysis tool
 //
 // The vet mode is chosen when go vet calls it (-V=full, -flags, or a *.cfg
-// file); everything else is standalone.
+// file); everything else is standalone, which runs go vet with this binary
+// as the tool (vetdriver.go).
 package main
 
 import (
@@ -17,7 +18,6 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/analysis/unitchecker"
 
 	"github.com/confinelint/confinelint/analyzers/confined"
 	"github.com/confinelint/confinelint/analyzers/lockorder"
@@ -38,7 +38,7 @@ func main() {
 		if slices.Contains(args, "-V=full") || slices.Contains(args, "--V=full") {
 			os.Exit(printVersion(os.Stdout))
 		}
-		unitchecker.Main(analyzers...)
+		vetTool(args)
 		return
 	}
 	status := standalone(args)

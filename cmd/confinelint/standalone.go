@@ -25,6 +25,7 @@ type options struct {
 	baselineWrite string
 	baselineCheck string
 	enable        map[string]*triState
+	analyzerFlags []string // -NAME.FLAG=VALUE as set, for go vet's tool
 }
 
 // formatFlag is -json: an alias for -f json.
@@ -92,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	o.analyzerFlags = analyzerFlags(fs)
 	switch {
 	case o.format != "text" && o.format != "json" && o.format != "sarif":
 		err = fmt.Errorf("-f %s: want text, json or sarif", o.format)
@@ -187,33 +189,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// analyze loads and analyses the packages and applies -fix. The status is
-// exitError when something could not be analysed; findings is nil when
-// nothing could.
+// analyze analyses the packages and applies -fix. The status is exitError
+// when something could not be analysed; findings is nil when nothing could.
 func analyze(o *options, patterns []string, stderr io.Writer) ([]finding, int) {
-	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Tests: o.tests}
-	if o.tags != "" {
-		cfg.BuildFlags = []string{"-tags=" + o.tags}
+	analyse := analyzeWithVet
+	if os.Getenv(driverEnv) == driverInProcess {
+		analyse = analyzeInProcess
 	}
-	pkgs, err := packages.Load(cfg, patterns...)
-	if err != nil {
-		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+	findings, errs, status, ok := analyse(o, patterns, stderr)
+	if !ok {
 		return nil, exitError
 	}
-	status := exitClean
-	if n := printLoadErrors(stderr, pkgs); n > 0 {
-		status = exitError
-	}
-	if err := checkAsyncFlag(pkgs); err != nil {
-		fmt.Fprintf(stderr, "confinelint: %v\n", err)
-		return nil, exitError
-	}
-	graph, err := checker.Analyze(o.selected(), pkgs, nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "confinelint: %v\n", err)
-		return nil, exitError
-	}
-	findings, errs := collect(graph)
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "confinelint: %v\n", e)
 		status = exitError
@@ -228,6 +215,53 @@ func analyze(o *options, patterns []string, stderr io.Writer) ([]finding, int) {
 		findings = []finding{}
 	}
 	return findings, status
+}
+
+// CONFINELINT_DRIVER=inprocess selects the in-process driver: every
+// package, dependencies included, loaded from source and analysed in this
+// process (go/analysis/checker). It needs memory for the whole tree and
+// caches nothing; the default runs go vet (vetdriver.go).
+const (
+	driverEnv       = "CONFINELINT_DRIVER"
+	driverInProcess = "inprocess"
+)
+
+// analyzeInProcess loads the packages with go/packages and analyses them
+// with go/analysis/checker. It prints load errors and returns the sorted
+// findings, the analysers' errors, the status so far, and ok=false when
+// nothing could be analysed.
+func analyzeInProcess(o *options, patterns []string, stderr io.Writer) ([]finding, []error, int, bool) {
+	return inProcess(o, patterns, stderr, true)
+}
+
+// inProcess loads and analyses the packages in this process; checkAsync
+// says whether -confined.async is checked against them (the go vet driver
+// checks it against the whole build before handing some packages here).
+func inProcess(o *options, patterns []string, stderr io.Writer, checkAsync bool) ([]finding, []error, int, bool) {
+	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Tests: o.tests}
+	if o.tags != "" {
+		cfg.BuildFlags = []string{"-tags=" + o.tags}
+	}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+		return nil, nil, exitError, false
+	}
+	status := exitClean
+	if n := printLoadErrors(stderr, pkgs); n > 0 {
+		status = exitError
+	}
+	if err := checkAsyncFlag(pkgs); checkAsync && err != nil {
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+		return nil, nil, exitError, false
+	}
+	graph, err := checker.Analyze(o.selected(), pkgs, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "confinelint: %v\n", err)
+		return nil, nil, exitError, false
+	}
+	findings, errs := collect(graph)
+	return findings, errs, status, true
 }
 
 // printLoadErrors reports packages that failed to load or type-check; they
@@ -311,6 +345,5 @@ func collect(g *checker.Graph) ([]finding, []error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].less(out[j]) })
-	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return out, errs
 }

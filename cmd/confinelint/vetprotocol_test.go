@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/ctrlflow"
+	"golang.org/x/tools/go/analysis/passes/inspect"
 )
 
 // TestVetProtocolCarriesFacts builds confinelint and runs it as go vet's
@@ -73,5 +77,31 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestOnlyCtrlflowUsesInspect guards dropInspector: it is safe only while
+// no analyzer of the vet tool but ctrlflow reads the inspect analyzer's
+// result, which dropInspector provides to ctrlflow alone.
+func TestOnlyCtrlflowUsesInspect(t *testing.T) {
+	seen := map[*analysis.Analyzer]bool{}
+	var walk func(a *analysis.Analyzer)
+	walk = func(a *analysis.Analyzer) {
+		if seen[a] {
+			return
+		}
+		seen[a] = true
+		for _, r := range a.Requires {
+			if r == inspect.Analyzer && a != ctrlflow.Analyzer {
+				t.Errorf("%s requires inspect: dropInspector would starve it", a.Name)
+			}
+			walk(r)
+		}
+	}
+	for _, a := range append(analyzers, unitAnalyzer) {
+		walk(a)
+	}
+	if !seen[ctrlflow.Analyzer] {
+		t.Errorf("ctrlflow is not in the vet tool's graph any more: dropInspector is moot")
 	}
 }

@@ -146,6 +146,18 @@ func (t *Table) Check(pkgs map[string]*types.Package, partial bool) error {
 // HasUserEntries reports whether Add was used: only then is Check needed.
 func (t *Table) HasUserEntries() bool { return len(t.user) > 0 }
 
+// MayName reports whether an entry added with Add may name a function of
+// the package at path (its name starts with the path and a dot): Check
+// needs the types of those packages, and only the paths of the others.
+func (t *Table) MayName(path string) bool {
+	for _, u := range t.user {
+		if strings.HasPrefix(u.name, path+".") || strings.HasPrefix(u.name, "(*"+path+".") || strings.HasPrefix(u.name, "("+path+".") {
+			return true
+		}
+	}
+	return false
+}
+
 // shortName turns "(*example.com/pool.Pool).Submit" into "pool.Pool.Submit".
 func shortName(full string) string {
 	s := receiverMarks.Replace(full)
