@@ -37,6 +37,9 @@ func ClassOf(v ssa.Value) *types.Var {
 	return nil
 }
 
+// FieldOf is the struct field fa selects, nil when unknown.
+func FieldOf(fa *ssa.FieldAddr) *types.Var { return fieldVar(fa.X.Type(), fa.Field) }
+
 func fieldVar(t types.Type, i int) *types.Var {
 	if p, ok := t.Underlying().(*types.Pointer); ok {
 		t = p.Elem()

@@ -34,10 +34,10 @@ type chanOp struct {
 	Key  string
 	Send bool // send, close or Done: unblocks the other side
 	// Before: the lock classes taken on some path to the operation (loop
-	// back-edges included), comma-separated and sorted (State.took); an
+	// back-edges included), sorted (State.took); an
 	// unblocker that never takes the blocked lock before it gets there
 	// cannot be stuck waiting for it.
-	Before string
+	Before []string
 }
 
 func (f *funcInfo) addChan(op chanOp) {
@@ -45,8 +45,8 @@ func (f *funcInfo) addChan(op chanOp) {
 		return
 	}
 	for i, o := range f.chans {
-		if o.Key == op.Key && o.Send == op.Send {
-			f.chans[i].Before = joinClasses(o.Before, strings.Split(op.Before, ","))
+		if sameChanOp(o, op) {
+			f.chans[i].Before = union(o.Before, op.Before)
 			return
 		}
 	}
@@ -117,7 +117,7 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 	}
 	ops, what := w.blockingOps(instr)
 	for _, op := range ops {
-		op.Before = joinClasses("", s.took)
+		op.Before = s.took
 		w.info.addChan(op)
 	}
 	if what == "" {
@@ -302,7 +302,7 @@ func timerChan(ch ssa.Value) bool {
 		}
 	case *ssa.UnOp:
 		if fa, ok := v.X.(*ssa.FieldAddr); ok && v.Op == token.MUL {
-			if f := fieldVar(fa); f != nil && f.Name() == "C" && f.Pkg() != nil && f.Pkg().Path() == "time" {
+			if f := lockop.FieldOf(fa); f != nil && f.Name() == "C" && f.Pkg() != nil && f.Pkg().Path() == "time" {
 				return true
 			}
 		}
@@ -337,7 +337,7 @@ func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {
 		case *ssa.ChangeType:
 			v = x.X
 		case *ssa.FieldAddr:
-			return "field:" + lockop.ClassKey(fieldVar(x))
+			return "field:" + lockop.ClassKey(lockop.FieldOf(x))
 		case *ssa.Global:
 			if obj, ok := x.Object().(*types.Var); ok {
 				return "var:" + lockop.ClassKey(obj)
@@ -430,25 +430,10 @@ func (e *engine) buffered(key string) bool {
 func hasOppositeFree(have, ops []chanOp, class string) bool {
 	for _, op := range ops {
 		for _, h := range have {
-			if h.Key == op.Key && h.Send != op.Send && !slices.Contains(strings.Split(h.Before, ","), class) {
+			if h.Key == op.Key && h.Send != op.Send && !slices.Contains(h.Before, class) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// joinClasses adds the sorted classes more to the set before.
-func joinClasses(before string, more []string) string {
-	var set []string
-	if before != "" {
-		set = strings.Split(before, ",")
-	}
-	for _, c := range more {
-		if c != "" && !slices.Contains(set, c) {
-			set = append(set, c)
-		}
-	}
-	slices.Sort(set)
-	return strings.Join(set, ",")
 }

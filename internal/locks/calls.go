@@ -268,17 +268,6 @@ func (e *engine) thunkMethod(fn *ssa.Function) *ssa.Function {
 	return nil
 }
 
-func fieldVar(fa *ssa.FieldAddr) *types.Var {
-	t := fa.X.Type()
-	if p, ok := t.Underlying().(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	if st, ok := t.Underlying().(*types.Struct); ok && fa.Field < st.NumFields() {
-		return st.Field(fa.Field)
-	}
-	return nil
-}
-
 // call applies the effect of a non-lock call.
 func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	if w.report {
@@ -314,7 +303,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		if w.final {
 			w.callTakes(&t, sum, pos, s)
 			for _, op := range sum.chans {
-				op.Before = joinClasses(op.Before, s.took)
+				op.Before = union(op.Before, s.took)
 				w.info.addChan(op)
 			}
 			w.callBlocks(&t, sum, pos, s)

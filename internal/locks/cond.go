@@ -4,6 +4,7 @@ import (
 	"go/constant"
 	"go/token"
 	"slices"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -28,7 +29,7 @@ type fact struct {
 	val constant.Value
 }
 
-func factLess(a, b fact) int { return cmp(a.key, b.key) }
+func factLess(a, b fact) int { return strings.Compare(a.key, b.key) }
 
 // known returns the value known for key.
 func (s State) known(key string) (constant.Value, bool) {
@@ -63,14 +64,7 @@ type test struct {
 // condTest reads an If condition as a test, ok false when it is none the
 // walk follows (or a constant, see constCond).
 func (w *walker) condTest(cond ssa.Value) (test, bool) {
-	negated := false
-	for {
-		u, ok := cond.(*ssa.UnOp)
-		if !ok || u.Op != token.NOT {
-			break
-		}
-		cond, negated = u.X, !negated
-	}
+	cond, negated := stripNot(cond)
 	t := test{eq: !negated}
 	switch c := cond.(type) {
 	case *ssa.BinOp:
@@ -124,16 +118,22 @@ func sameConst(a, b constant.Value) bool {
 	return constant.Compare(a, token.EQL, b)
 }
 
-// constCond evaluates a constant condition.
-func constCond(cond ssa.Value) (bool, bool) {
+// stripNot removes the ! around a condition, saying whether an odd
+// number of them was removed.
+func stripNot(cond ssa.Value) (ssa.Value, bool) {
 	negated := false
 	for {
 		u, ok := cond.(*ssa.UnOp)
 		if !ok || u.Op != token.NOT {
-			break
+			return cond, negated
 		}
 		cond, negated = u.X, !negated
 	}
+}
+
+// constCond evaluates a constant condition.
+func constCond(cond ssa.Value) (bool, bool) {
+	cond, negated := stripNot(cond)
 	c, ok := cond.(*ssa.Const)
 	if !ok || c.Value == nil || c.Value.Kind() != constant.Bool {
 		return false, false

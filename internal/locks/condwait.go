@@ -57,7 +57,7 @@ func (f *funcInfo) addBlock(b blockOp) {
 		return // no peer can ever be found for it
 	}
 	for i, o := range f.blocks {
-		if o.what == b.what && o.freePath == b.freePath && o.freeClass == b.freeClass && slices.Equal(o.ops, b.ops) {
+		if o.what == b.what && o.freePath == b.freePath && o.freeClass == b.freeClass && slices.EqualFunc(o.ops, b.ops, sameChanOp) {
 			if b.cond < o.cond || b.cond == o.cond && b.Via.len() < o.Via.len() {
 				f.blocks[i] = b
 			}
@@ -111,3 +111,6 @@ func (w *walker) callBlocks(t *target, sum *funcInfo, pos token.Pos, s State) {
 		w.reportBlocked(pos, blocks, s)
 	}
 }
+
+// sameChanOp: the same operation on the same channel.
+func sameChanOp(a, b chanOp) bool { return a.Key == b.Key && a.Send == b.Send }

@@ -4,6 +4,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -190,30 +191,16 @@ func (f *funcInfo) addTake(t take) {
 	}
 }
 
-func (f *funcInfo) addUnlock(h Hold) {
-	if !portable(h.Path) {
-		return
-	}
-	for _, o := range f.unlocks {
-		if o.Path == h.Path {
-			return
-		}
-	}
-	h.Maybe, h.Loop = false, false
-	f.unlocks = append(f.unlocks, h)
-}
+func (f *funcInfo) addUnlock(h Hold)  { addPortable(&f.unlocks, h) }
+func (f *funcInfo) addRelease(h Hold) { addPortable(&f.releases, h) }
 
-func (f *funcInfo) addRelease(h Hold) {
-	if !portable(h.Path) {
+// addPortable adds a caller's lock, once per path, as a definite hold.
+func addPortable(list *[]Hold, h Hold) {
+	if !portable(h.Path) || slices.ContainsFunc(*list, func(o Hold) bool { return o.Path == h.Path }) {
 		return
 	}
-	for _, o := range f.releases {
-		if o.Path == h.Path {
-			return
-		}
-	}
 	h.Maybe, h.Loop = false, false
-	f.releases = append(f.releases, h)
+	*list = append(*list, h)
 }
 
 // summaryOf returns fn's summary: computed for the package's functions,

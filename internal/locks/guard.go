@@ -94,7 +94,7 @@ func (e *engine) optedIn(field *types.Var) bool {
 func (w *walker) checkAccess(instr ssa.Instruction, s State) State {
 	switch x := instr.(type) {
 	case *ssa.FieldAddr:
-		v := fieldVar(x)
+		v := lockop.FieldOf(x)
 		g := w.e.guardOf(v)
 		if g == nil || w.construction(x.X, x) {
 			return s

@@ -49,7 +49,7 @@ func (w *walker) inertInstr(instr ssa.Instruction) bool {
 			return w.e.guardOf(globalVar(gl)) == nil
 		}
 	case *ssa.FieldAddr:
-		return w.e.guardOf(fieldVar(in)) == nil
+		return w.e.guardOf(lockop.FieldOf(in)) == nil
 	case *ssa.Call:
 		return w.inertCall(&in.Call)
 	}

@@ -23,7 +23,7 @@ func (e *engine) hasLockWork() bool {
 		for _, b := range fn.Blocks {
 			for _, instr := range b.Instrs {
 				if fa, ok := instr.(*ssa.FieldAddr); ok {
-					if v := fieldVar(fa); v != nil && v.Pkg() != e.p.Pass.Pkg && e.guardOf(v) != nil {
+					if v := lockop.FieldOf(fa); v != nil && v.Pkg() != e.p.Pass.Pkg && e.guardOf(v) != nil {
 						return true // an imported guarded or atomic field
 					}
 				}

@@ -4,6 +4,7 @@ import (
 	"go/constant"
 	"go/token"
 	"slices"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -98,7 +99,7 @@ func (s State) taking(class string) State {
 }
 
 func (s State) find(path string) (Hold, bool) {
-	i, ok := slices.BinarySearchFunc(s.holds, path, func(h Hold, p string) int { return cmp(h.Path, p) })
+	i, ok := slices.BinarySearchFunc(s.holds, path, func(h Hold, p string) int { return strings.Compare(h.Path, p) })
 	if !ok {
 		return Hold{}, false
 	}
@@ -106,7 +107,7 @@ func (s State) find(path string) (Hold, bool) {
 }
 
 func (s State) with(h Hold) State {
-	i, ok := slices.BinarySearchFunc(s.holds, h.Path, func(x Hold, p string) int { return cmp(x.Path, p) })
+	i, ok := slices.BinarySearchFunc(s.holds, h.Path, func(x Hold, p string) int { return strings.Compare(x.Path, p) })
 	holds := slices.Clone(s.holds)
 	if ok {
 		holds[i] = h
@@ -119,7 +120,7 @@ func (s State) with(h Hold) State {
 }
 
 func (s State) without(path string) State {
-	i, ok := slices.BinarySearchFunc(s.holds, path, func(x Hold, p string) int { return cmp(x.Path, p) })
+	i, ok := slices.BinarySearchFunc(s.holds, path, func(x Hold, p string) int { return strings.Compare(x.Path, p) })
 	if ok {
 		s.holds = slices.Delete(slices.Clone(s.holds), i, i+1)
 	}
@@ -155,7 +156,7 @@ func union(a, b []string) []string {
 // drop forgets a hold that is not held on this path after all (a tagged
 // maybe-hold on the branch where its condition fails).
 func (s State) drop(path string) State {
-	i, ok := slices.BinarySearchFunc(s.holds, path, func(x Hold, p string) int { return cmp(x.Path, p) })
+	i, ok := slices.BinarySearchFunc(s.holds, path, func(x Hold, p string) int { return strings.Compare(x.Path, p) })
 	if ok {
 		s.holds = slices.Delete(slices.Clone(s.holds), i, i+1)
 	}
@@ -314,14 +315,4 @@ func remove(xs []string, x string) []string {
 		return slices.Delete(slices.Clone(xs), i, i+1)
 	}
 	return xs
-}
-
-func cmp(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

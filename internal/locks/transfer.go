@@ -235,7 +235,7 @@ func (w *walker) runDefers(pos token.Pos, s State) State {
 			// whatever the function took on the way.
 			ops, _ := w.callOps(call)
 			for _, op := range ops {
-				op.Before = joinClasses("", s.took)
+				op.Before = s.took
 				w.info.addChan(op)
 			}
 		}

@@ -37,7 +37,7 @@ func (x *Index) Via(v ssa.Value) string {
 			v = c.X
 			continue
 		case *ssa.FieldAddr:
-			if f := fieldOf(c); f != nil {
+			if f := lockop.FieldOf(c); f != nil {
 				if _, isStruct := f.Type().Underlying().(*types.Struct); isStruct {
 					return lockop.ClassKey(f)
 				}
@@ -45,23 +45,12 @@ func (x *Index) Via(v ssa.Value) string {
 			return ""
 		case *ssa.UnOp:
 			if fa, ok := c.X.(*ssa.FieldAddr); ok && c.Op == token.MUL {
-				return x.fieldGroup(fieldOf(fa))
+				return x.fieldGroup(lockop.FieldOf(fa))
 			}
 		}
 		return ""
 	}
 	return ""
-}
-
-func fieldOf(fa *ssa.FieldAddr) *types.Var {
-	t := fa.X.Type()
-	if p, ok := t.Underlying().(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	if st, ok := t.Underlying().(*types.Struct); ok && fa.Field < st.NumFields() {
-		return st.Field(fa.Field)
-	}
-	return nil
 }
 
 // fieldOrigins is the package-wide record of pointer-field stores.
@@ -98,7 +87,7 @@ func (x *Index) groups() {
 			fields = append(fields, f)
 		}
 	}
-	slices.SortFunc(fields, func(a, b *types.Var) int { return cmpString(lockop.ClassKey(a), lockop.ClassKey(b)) })
+	slices.SortFunc(fields, func(a, b *types.Var) int { return strings.Compare(lockop.ClassKey(a), lockop.ClassKey(b)) })
 	parent := map[*types.Var]*types.Var{}
 	var find func(f *types.Var) *types.Var
 	find = func(f *types.Var) *types.Var {
@@ -134,16 +123,6 @@ func (x *Index) groups() {
 	}
 }
 
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func (x *Index) ownField(f *types.Var) bool {
 	for _, fn := range x.funcs {
 		if fn.Pkg != nil {
@@ -176,7 +155,7 @@ func (x *Index) fieldRecord() *fieldOrigins {
 				switch in := instr.(type) {
 				case *ssa.Store:
 					if fa, ok := in.Addr.(*ssa.FieldAddr); ok {
-						if f := fieldOf(fa); f != nil {
+						if f := lockop.FieldOf(fa); f != nil {
 							fo.stores[f] = append(fo.stores[f], in)
 						}
 					}
@@ -229,7 +208,7 @@ func (x *Index) valueOrigins(v ssa.Value, out map[string]bool, depth int) {
 		out["global:"+o.RelString(nil)] = true
 	case *ssa.UnOp:
 		if fa, ok := o.X.(*ssa.FieldAddr); ok && o.Op == token.MUL {
-			if g := fieldOf(fa); g != nil && x.ownField(g) {
+			if g := lockop.FieldOf(fa); g != nil && x.ownField(g) {
 				for k := range x.originsOf(g) {
 					out[k] = true
 				}
@@ -315,7 +294,7 @@ func (x *Index) Copied(sub string) (pos token.Pos, copied bool) {
 			if !isLoad || u.Op != token.MUL {
 				continue
 			}
-			if fa, ok := u.X.(*ssa.FieldAddr); ok && fo.group[fieldOf(fa)] == sub {
+			if fa, ok := u.X.(*ssa.FieldAddr); ok && fo.group[lockop.FieldOf(fa)] == sub {
 				at := fa.Pos()
 				if !pos.IsValid() || at.IsValid() && at < pos {
 					pos = at

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
 )
 
 // Func values: which of the package's functions a func-typed value may
@@ -73,7 +75,7 @@ func (x *Index) funcRecord() *funcStores {
 				case *ssa.Store:
 					switch a := in.Addr.(type) {
 					case *ssa.FieldAddr:
-						if f := fieldOf(a); f != nil {
+						if f := lockop.FieldOf(a); f != nil {
 							add(f, fn, in.Val)
 						}
 					case *ssa.Global:
@@ -192,7 +194,7 @@ func (x *Index) readFrom(v ssa.Value) (any, bool) {
 		}
 		switch a := u.X.(type) {
 		case *ssa.FieldAddr:
-			return keyOrNil(fieldOf(a)), false
+			return keyOrNil(lockop.FieldOf(a)), false
 		case *ssa.Global:
 			return a.Object(), false
 		case *ssa.IndexAddr:
@@ -265,7 +267,7 @@ func (x *Index) containerKey(v ssa.Value, depth int) any {
 		if c.Op == token.MUL {
 			switch a := c.X.(type) {
 			case *ssa.FieldAddr:
-				return elem(keyOrNil(fieldOf(a)))
+				return elem(keyOrNil(lockop.FieldOf(a)))
 			case *ssa.Global:
 				return elem(a.Object())
 			}
@@ -273,7 +275,7 @@ func (x *Index) containerKey(v ssa.Value, depth int) any {
 	case *ssa.Field:
 		return elem(keyOrNil(structField(c.X.Type(), c.Field)))
 	case *ssa.FieldAddr: // an array field indexed in place
-		return elem(keyOrNil(fieldOf(c)))
+		return elem(keyOrNil(lockop.FieldOf(c)))
 	case *ssa.Global:
 		return elem(c.Object())
 	case *ssa.Call:
@@ -294,7 +296,7 @@ func (x *Index) containerKey(v ssa.Value, depth int) any {
 				}
 				switch a := r.Addr.(type) {
 				case *ssa.FieldAddr:
-					return elem(keyOrNil(fieldOf(a)))
+					return elem(keyOrNil(lockop.FieldOf(a)))
 				case *ssa.Global:
 					return elem(a.Object())
 				}

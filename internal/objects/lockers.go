@@ -98,7 +98,7 @@ func (x *Index) condLock(cond ssa.Value, depth int) (Lock, bool) {
 
 // fieldLock resolves a Locker or Cond kept in field fa of an object.
 func (x *Index) fieldLock(fa *ssa.FieldAddr, depth int) (Lock, bool) {
-	f := fieldOf(fa)
+	f := lockop.FieldOf(fa)
 	if f == nil {
 		return Lock{}, false
 	}
@@ -188,7 +188,7 @@ func freshLock(obj ssa.Value, l Lock, fa *ssa.FieldAddr) ([]*types.Var, bool) {
 			if !ok || u.Val != a || Underlying(sfa.X) != obj || field != nil {
 				return nil, false // stored elsewhere too
 			}
-			field = fieldOf(sfa)
+			field = lockop.FieldOf(sfa)
 		case *ssa.FieldAddr, *ssa.DebugRef:
 			// initialising the mutex itself
 		case *ssa.Call:
@@ -225,9 +225,9 @@ func makesLocker(call *ssa.Call) bool {
 // the lock a Locker or Cond field keeps for itself: the Locker field, or
 // the Cond's L.
 func ownLock(fa *ssa.FieldAddr) []*types.Var {
-	f := fieldOf(fa)
+	f := lockop.FieldOf(fa)
 	if isCondL(fa) {
-		return []*types.Var{fieldOf(fa.X.(*ssa.FieldAddr)), f}
+		return []*types.Var{lockop.FieldOf(fa.X.(*ssa.FieldAddr)), f}
 	}
 	if p, isPtr := f.Type().Underlying().(*types.Pointer); isPtr {
 		if l := condL(p.Elem()); l != nil {
@@ -239,7 +239,7 @@ func ownLock(fa *ssa.FieldAddr) []*types.Var {
 
 // isCondL reports whether fa selects the L of a Cond.
 func isCondL(fa *ssa.FieldAddr) bool {
-	f := fieldOf(fa)
+	f := lockop.FieldOf(fa)
 	return f != nil && f.Name() == "L" && lockop.IsCond(fa.X.Type())
 }
 
@@ -277,14 +277,14 @@ func selectionsFrom(obj ssa.Value, l Lock) ([]*types.Var, bool) {
 		}
 		switch s := v.(type) {
 		case *ssa.FieldAddr:
-			rev = append(rev, fieldOf(s))
+			rev = append(rev, lockop.FieldOf(s))
 			v = s.X
 		case *ssa.UnOp:
 			fa, ok := s.X.(*ssa.FieldAddr)
 			if !ok || s.Op != token.MUL {
 				return nil, false
 			}
-			rev = append(rev, fieldOf(fa))
+			rev = append(rev, lockop.FieldOf(fa))
 			v = fa.X
 		default:
 			return nil, false
@@ -308,7 +308,7 @@ func (x *Index) lockerStores(f *types.Var) []*ssa.Store {
 	if l := condL(f.Type()); l != nil {
 		stores = nil
 		for _, st := range x.fieldRecord().stores[l] {
-			if inner, ok := st.Addr.(*ssa.FieldAddr).X.(*ssa.FieldAddr); ok && fieldOf(inner) == f {
+			if inner, ok := st.Addr.(*ssa.FieldAddr).X.(*ssa.FieldAddr); ok && lockop.FieldOf(inner) == f {
 				stores = append(stores, st)
 			}
 		}
