@@ -199,8 +199,19 @@ type takeMode struct {
 	writer    string
 }
 
+// blocks reports whether one of ts would block on the held lock.
+//
+// A take through an interface call with several candidates (loose) does
+// not count: it is the lock of one possible callee's object, and the
+// common shape is a composite (a mixer whose goroutines call its
+// sources' Next, one source type being the mixer's own) where that
+// object is another instance. A deadlock claim needs the goroutine to
+// take this lock, not maybe one like it.
 func (m takeMode) blocks(ts []take) bool {
 	for _, t := range ts {
+		if t.loose {
+			continue
+		}
 		if t.Class == m.class && (!m.exclusive || !t.Shared || m.orShared) {
 			return true
 		}

@@ -62,7 +62,7 @@ func (e *engine) cycles() []cycle {
 	g := e.graph()
 	var out []cycle
 	seen := map[string]bool{}
-	for _, x := range e.edges {
+	for _, x := range e.cycleStarts() {
 		if x.declared {
 			continue
 		}
@@ -71,7 +71,9 @@ func (e *engine) cycles() []cycle {
 			continue
 		}
 		c := cycle{edges: append([]edge{x}, back...)}
-		key := c.classKey()
+		// A cycle through a test's edge is kept once per test: whether
+		// it can deadlock depends on what that test starts.
+		key := c.classKey() + " " + c.testFn()
 		if seen[key] {
 			continue
 		}
@@ -93,6 +95,17 @@ func (c cycle) classKey() string {
 	}
 	slices.Sort(names)
 	return strings.Join(slices.Compact(names), " ")
+}
+
+// testFn names the function witnessing c's first test edge, "" when it
+// has none.
+func (c cycle) testFn() string {
+	for _, x := range c.edges {
+		if x.test {
+			return x.Fn
+		}
+	}
+	return ""
 }
 
 // long: three or more distinct locks.

@@ -1,7 +1,9 @@
 package locks
 
 import (
+	"cmp"
 	"go/token"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,17 +69,24 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,
 			declared: broken, test: site.test, must: must}
 		w.noteEdgeGates(x, holds)
+		x.Fn = site.fn
+		w.e.addTestEdge(x, func() edge { return w.named(x, o, h, site) })
 		if !w.e.betterWitness(x) {
 			continue
 		}
-		x.FromName, x.ToName, x.Fn = o.Name, h.Name, site.fn
-		x.Witness = "in " + x.Fn + " (" + w.e.at(o.Pos) + " -> " + w.e.at(site.pos)
-		if site.via != "" {
-			x.Witness += " via " + site.via
-		}
-		x.Witness += ")"
-		w.e.addEdge(x)
+		w.e.addEdge(w.named(x, o, h, site))
 	}
+}
+
+// named completes x with the names of its locks and its witness text.
+func (w *walker) named(x edge, o, h Hold, site edgeSite) edge {
+	x.FromName, x.ToName = o.Name, h.Name
+	x.Witness = "in " + x.Fn + " (" + w.e.at(o.Pos) + " -> " + w.e.at(site.pos)
+	if site.via != "" {
+		x.Witness += " via " + site.via
+	}
+	x.Witness += ")"
+	return x
 }
 
 // edgeKey identifies an edge: classes and refinements at both ends.
@@ -91,10 +100,10 @@ func (x edge) key() edgeKey { return edgeKey{x.From, x.To, x.FromSub, x.ToSub} }
 // earliest position), so every driver reports the same witness.
 func (e *engine) betterWitness(x edge) bool {
 	i, ok := e.edgeAt[x.key()]
-	if !ok {
-		return true
-	}
-	old := e.edges[i]
+	return !ok || x.betterThan(e.edges[i])
+}
+
+func (x edge) betterThan(old edge) bool {
 	if x.declared && !old.declared {
 		return true
 	}
@@ -118,6 +127,45 @@ func (e *engine) addEdge(x edge) {
 	}
 	e.edgeAt[x.key()] = len(e.edges)
 	e.edges = append(e.edges, x)
+}
+
+// testEdgeKey identifies a test function's witness of an edge.
+type testEdgeKey struct {
+	edgeKey
+	fn string
+}
+
+// addTestEdge keeps x, seen in test code, as its function's witness of
+// the edge when it is the best one so far (complete builds it named).
+func (e *engine) addTestEdge(x edge, complete func() edge) {
+	if !x.test {
+		return
+	}
+	k := testEdgeKey{x.key(), x.Fn}
+	if old, ok := e.testEdges[k]; ok && !x.betterThan(old) {
+		return
+	}
+	if e.testEdges == nil {
+		e.testEdges = map[testEdgeKey]edge{}
+	}
+	e.testEdges[k] = complete()
+}
+
+// cycleStarts lists the edges a cycle search starts from: every edge's
+// witness, then the other tests' witnesses of test edges, in a fixed
+// order.
+func (e *engine) cycleStarts() []edge {
+	out := slices.Clone(e.edges)
+	var more []edge
+	for k, x := range e.testEdges {
+		if i, ok := e.edgeAt[k.edgeKey]; !ok || e.edges[i].Fn != k.fn {
+			more = append(more, x)
+		}
+	}
+	slices.SortFunc(more, func(a, b edge) int {
+		return cmp.Or(strings.Compare(a.From, b.From), strings.Compare(a.To, b.To), strings.Compare(a.FromSub, b.FromSub), strings.Compare(a.ToSub, b.ToSub), strings.Compare(a.Fn, b.Fn))
+	})
+	return append(out, more...)
 }
 
 // inTest reports whether pos lies in a _test.go file.

@@ -43,9 +43,13 @@ type engine struct {
 	closureEntry map[*ssa.Function]*State
 	// escaping: closures with a use other than a call in place or as an
 	// argument: they start with nothing held.
-	escaping   map[*ssa.Function]bool
-	edges      []edge
-	edgeAt     map[edgeKey]int // index in edges of each key's witness
+	escaping map[*ssa.Function]bool
+	edges    []edge
+	edgeAt   map[edgeKey]int // index in edges of each key's witness
+	// testEdges: each test function's best witness of an edge seen in
+	// tests (edges keeps one witness per key; whether a test's cycle can
+	// deadlock depends on the test).
+	testEdges  map[testEdgeKey]edge
 	leaves     map[string]bool // privateLeaves, left out of the facts
 	findings   []diag.Finding
 	impls      map[implKey][]*ssa.Function

@@ -47,6 +47,12 @@ func (e *engine) hasLockWork() bool {
 
 // calleesOf lists the package functions fn may call, for ordering.
 func (e *engine) calleesOf(fn *ssa.Function) []*ssa.Function {
+	return e.callees(fn, true)
+}
+
+// callees is calleesOf, without the functions fn starts as goroutines
+// when withGo is false.
+func (e *engine) callees(fn *ssa.Function, withGo bool) []*ssa.Function {
 	var out []*ssa.Function
 	add := func(f *ssa.Function) {
 		if f == nil {
@@ -66,6 +72,9 @@ func (e *engine) calleesOf(fn *ssa.Function) []*ssa.Function {
 			case *ssa.MakeClosure:
 				add(in.Fn.(*ssa.Function))
 			case ssa.CallInstruction:
+				if _, ok := in.(*ssa.Go); ok && !withGo {
+					continue
+				}
 				c := in.Common()
 				if c.IsInvoke() {
 					add(e.devirtualize(c))

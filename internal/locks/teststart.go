@@ -13,10 +13,10 @@ import (
 // other order on its own goroutine (the staged interleavings tests are
 // for) cannot deadlock that way, and is not reported. Goroutines are
 // those started by go statements in the test function, its closures and
-// the _test.go helpers it calls; a background loop a production
-// constructor starts is not followed: whether it takes the other order
-// during the test depends on the test's options, which the analysis does
-// not see.
+// the _test.go helpers it calls; a goroutine production code starts (a
+// constructor's background loop, a drain a flush may start) is not
+// followed: whether it runs, and takes the other order, during the test
+// depends on the test's options, which the analysis does not see.
 
 // concurrentWithTest reports whether some edge of c runs on a goroutine
 // started by the test code witnessing another of its edges (edges of
@@ -80,7 +80,7 @@ func (e *engine) startedByTest(name string) map[string]bool {
 			return
 		}
 		out[name] = true
-		for _, c := range e.calleesOf(f) {
+		for _, c := range e.callees(f, e.inTest(f.Pos())) {
 			reach(c)
 		}
 	}

@@ -46,3 +46,43 @@ func (x *Index) Rebuild() {
 		p.mu.Unlock()
 	}
 }
+
+// Queue merges its batches in place; a flush drains them on a background
+// goroutine it starts only when the queue is not flushed by hand. drain
+// takes the queue's lock, then each batch's.
+type Queue struct {
+	mu      sync.Mutex
+	manual  bool
+	batches []*Batch
+}
+
+type Batch struct {
+	mu   sync.Mutex
+	recs int
+}
+
+func (q *Queue) Merge() {
+	q.mu.Lock()
+	n := len(q.batches)
+	q.mu.Unlock()
+	if n > 1 {
+		q.maybeDrain()
+	}
+}
+
+func (q *Queue) maybeDrain() {
+	if q.manual {
+		return
+	}
+	go q.drain()
+}
+
+func (q *Queue) drain() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, b := range q.batches {
+		b.mu.Lock()
+		b.recs = 0
+		b.mu.Unlock()
+	}
+}
