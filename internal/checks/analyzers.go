@@ -102,8 +102,8 @@ var lockorderChecks = []Check{
 	{
 		Category: "lock-leak", Analyzer: "lockorder", Level: Error,
 		Title: "Return (or next loop iteration) with a lock held",
-		Text:  "A return path leaves a lock held that other paths release and that the function does not declare with //confined:acquires, or a loop iteration can end with the lock held so the next Lock deadlocks.",
-		Fix:   "Unlock on every path (defer), or declare //confined:acquires MU if returning with the lock held is the function's contract.",
+		Text:  "A return path leaves a lock held that other paths release and that the function does not declare with //confined:acquires, or a loop iteration can end with the lock held so the next Lock deadlocks, or a function returning a handle whose methods alone release the lock fails without a handle while holding it.",
+		Fix:   "Unlock on every path (defer), or declare //confined:acquires MU if returning with the lock held is the function's contract; unlock before a failure return that gives no handle.",
 	},
 	{
 		Category: "inconsistent-return", Analyzer: "lockorder", Level: Error,

@@ -167,6 +167,7 @@ func (w *walker) finishReturns() {
 		}
 	}
 	w.info.tries = w.tryAcquired()
+	w.reportHandleLeaks(count)
 	leaked := map[string]bool{}
 	for _, r := range w.rets {
 		for _, h := range r.state.holds {
