@@ -26,7 +26,7 @@ func TestScenarios(t *testing.T) {
 func TestChecklocks(t *testing.T) {
 	for _, pkg := range []string{"checklocks_globals", "checklocks_multiguard", "checklocks_results", "checklocks_closures",
 		"checklocks_force", "checklocks_musthold", "checklocks_instances", "checklocks_returns", "checklocks_ignore",
-		"checklocks_atomic", "checklocks_alias", "checklocks_excludes"} {
+		"checklocks_atomic", "checklocks_alias", "checklocks_excludes", "checklocks_readany"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
 		})
