@@ -1,6 +1,10 @@
 package lockorder_test
 
 import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -26,7 +30,7 @@ func TestScenarios(t *testing.T) {
 func TestChecklocks(t *testing.T) {
 	for _, pkg := range []string{"checklocks_globals", "checklocks_multiguard", "checklocks_results", "checklocks_closures",
 		"checklocks_force", "checklocks_musthold", "checklocks_instances", "checklocks_returns", "checklocks_ignore",
-		"checklocks_atomic", "checklocks_alias", "checklocks_excludes"} {
+		"checklocks_atomic", "checklocks_alias", "checklocks_excludes", "checklocks_readany"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
 		})
@@ -76,5 +80,30 @@ func TestCallResolution(t *testing.T) {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
 		})
+	}
+}
+
+// TestImplicitReturnRelated: a finding at an implicit return, reported at
+// the function's name, points at the closing brace and at the unlock.
+func TestImplicitReturnRelated(t *testing.T) {
+	results := analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, "checklocks_returns")
+	var related []string
+	for _, r := range results {
+		for _, d := range r.Diagnostics {
+			if !strings.Contains(d.Message, "at the implicit return") {
+				continue
+			}
+			for _, rel := range d.Related {
+				p := r.Pass.Fset.Position(rel.Pos)
+				related = append(related, fmt.Sprintf("%s:%d %s", filepath.Base(p.Filename), p.Line, rel.Message))
+			}
+		}
+	}
+	want := []string{
+		"implicit.go:12 the function returns here, at the end of its body",
+		"implicit.go:11 cache.mu released here",
+	}
+	if !slices.Equal(related, want) {
+		t.Errorf("related information:\n got %q\nwant %q", related, want)
 	}
 }

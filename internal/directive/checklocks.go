@@ -30,6 +30,7 @@ var checklocksWords = []struct {
 	{"checkatomic", Atomic},
 	{"checklocksforce", Force},
 	{"checklocksignore", Ignore},
+	{"checklocksreadany", ReadAny},
 }
 
 // checklocksNotes explain checklocks words that are real but have no
@@ -82,7 +83,7 @@ func parseCheckLocks(text string, pos token.Pos) (d Directive, ok bool, p *Probl
 	if hasColon {
 		argStart++
 	}
-	args := text[argStart:]
+	args := cutTrailingComment(text[argStart:]) // as for //confined: (a "// want", an explanation)
 	lead := len(args) - len(strings.TrimLeftFunc(args, unicode.IsSpace))
 	dir := ast.Directive{
 		Tool:    "checklocks",

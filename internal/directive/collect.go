@@ -77,6 +77,7 @@ func Collect(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *t
 	for _, it := range items {
 		c.place(it)
 	}
+	c.checkReadAny()
 	for _, pp := range parsed {
 		if st := c.claims[pp.group]; st != nil && len(st.targets) > 0 {
 			c.relateToDecl(pp.index, pp.index+1, st.targets[0])
@@ -111,6 +112,9 @@ type collector struct {
 	claims        map[*ast.CommentGroup]*site
 	localRoles    map[string]bool
 	varNames      []string // package-level var names, computed on first use
+	// guardsWritten: the lock arguments of the guards written on each
+	// field, resolved or not (see checkReadAny).
+	guardsWritten map[types.Object][]string
 	// visible maps the path of this package and of every package it
 	// imports, directly or not, to the package: what //confined:async may
 	// name. Computed on first use.
@@ -172,6 +176,9 @@ func (c *collector) placeOn(d Directive, t target, st *site, spec verbSpec) {
 	}
 	if t.obj == nil {
 		return // no type information to attach to
+	}
+	if d.Verb == GuardedBy {
+		c.noteGuard(t.obj, d.Args[0].Text)
 	}
 	if rd, ok := c.resolve(d, t, st.file); ok {
 		c.attach(t, rd)

@@ -849,3 +849,51 @@ type T struct {
 		}
 	}
 }
+
+// +checklocksreadany is a property of a field with several guards; on a
+// field with fewer, or anywhere else, it is a problem and is dropped.
+func TestCollectReadAny(t *testing.T) {
+	src := `package p
+
+import "sync"
+
+type T struct {
+	mu, other sync.Mutex
+	// +checklocks:mu
+	// +checklocks:other
+	both int // +checklocksreadany
+	// +checklocks:mu
+	// +checklocksreadany
+	// +checklocks:nosuch
+	unresolved int
+	// +checklocks:mu
+	single int // +checklocksreadany
+	bare   int // +checklocksreadany
+}
+
+// +checklocksreadany
+func f() {}
+`
+	c := collectSource(t, src, nil)
+	c.wantProblems(t,
+		want{"+checklocks:nosuch", CategoryLock, "nosuch"},
+		want{"single int", CategoryPlacement, "field single, which has one guard (mu): it changes nothing"},
+		want{"bare   int", CategoryPlacement, "field bare, which has no guard"},
+		want{"// +checklocksreadany\nfunc f", CategoryPlacement, "not allowed on func f"},
+	)
+	if got, want := c.verbs(t, "T.both"), []string{"guardedby mu", "guardedby other", "readany"}; !slices.Equal(got, want) {
+		t.Errorf("T.both: %q, want %q", got, want)
+	}
+	// A guard with a problem of its own still counts: one problem, not two.
+	if got, want := c.verbs(t, "T.unresolved"), []string{"guardedby mu", "readany"}; !slices.Equal(got, want) {
+		t.Errorf("T.unresolved: %q, want %q", got, want)
+	}
+	if got, want := c.verbs(t, "T.single"), []string{"guardedby mu"}; !slices.Equal(got, want) {
+		t.Errorf("T.single: %q, want %q (the readany dropped)", got, want)
+	}
+	for _, p := range c.set.Problems {
+		if p.Category == CategoryPlacement && p.DeclName == "" {
+			t.Errorf("problem %q names no declaration", p.Message)
+		}
+	}
+}

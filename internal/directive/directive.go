@@ -40,6 +40,9 @@ const (
 	Before         Verb = "before"          // lockorder
 	Atomic         Verb = "atomic"          // lockorder
 	Force          Verb = "force"           // lockorder; only spelled +checklocksforce
+	// ReadAny relaxes a field's several guards for reads: a read needs
+	// any one of them held, a write still needs all.
+	ReadAny Verb = "readany" // lockorder; only spelled +checklocksreadany
 
 	Drain  Verb = "drain"  // revokepath
 	Commit Verb = "commit" // revokepath

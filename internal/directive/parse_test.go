@@ -70,6 +70,9 @@ func TestParseValid(t *testing.T) {
 		{text: "// +checklocksforce: don't care about locking.", verb: Force, spelling: "+checklocksforce", reason: "don't care about locking."},
 		{text: "// +checklocksignore", verb: Ignore, spelling: "+checklocksignore"},
 		{text: "// +checklocksignore: mu is inferred as requisite.", verb: Ignore, spelling: "+checklocksignore", reason: "mu is inferred as requisite."},
+		{text: "// +checklocksreadany", verb: ReadAny, spelling: "+checklocksreadany"},
+		{text: "// +checklocksreadany // either lock serves readers", verb: ReadAny, spelling: "+checklocksreadany"},
+		{text: "// +checklocks:mu // the table's lock", verb: GuardedBy, spelling: "+checklocks", args: []string{"mu"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
@@ -195,6 +198,9 @@ func TestParseProblems(t *testing.T) {
 		{"// +checklocks mu", true, LockOrder, CategoryArgs, "after a colon: +checklocks:mu"},
 		{"// +checklocks:a b", true, LockOrder, CategoryArgs, "exactly one lock"},
 		{"// +checkatomic:mu", true, LockOrder, CategoryArgs, "takes no arguments"},
+		{"// +checklocksreadany:mu", true, LockOrder, CategoryArgs, "takes no arguments"},
+		{"// +checklocksreadanny", false, LockOrder, CategoryUnknown, "did you mean +checklocksreadany?"},
+		{"//confined:readany", true, Confined, CategoryUnknown, "unknown directive //confined:readany"},
 		{"// +checklocksalias:mu", true, LockOrder, CategoryArgs, "usage: +checklocksalias:A=B"},
 	}
 	for _, tt := range tests {

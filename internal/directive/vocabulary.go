@@ -108,6 +108,7 @@ var vocabulary = []verbSpec{
 	{verb: Before, owner: LockOrder, args: argsLockPath, places: onField | onPackageVar},
 	{verb: Atomic, owner: LockOrder, args: argsNone, places: onField | onPackageVar},
 	{verb: Force, owner: LockOrder, args: argsOptionalReason, places: onFunc | onStatement, checklocksOnly: true},
+	{verb: ReadAny, owner: LockOrder, args: argsNone, places: onField, checklocksOnly: true},
 	{verb: Drain, owner: RevokePath, args: argsOptionalRole, places: onFunc},
 	{verb: Commit, owner: RevokePath, args: argsOptionalRole, places: onFunc},
 	{verb: Ignore, owner: Confined, args: argsReason, places: onStatement | onDecl},

@@ -175,26 +175,26 @@ func (w *walker) finishReturns() {
 			_, declared := mustHold[h.Path]
 			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && released[h.Path] && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && !w.successReturn(r) {
 				leaked[h.Path] = true
-				w.e.find(r.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
+				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
 					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
 			}
 			if w.report && h.Maybe && h.leaky && !h.Loop && !h.Lent && h.tagKey == "" && !h.Try && !atEntry && !declared && !leaked[h.Path] && !w.fresh(h.Path) {
 				leaked[h.Path] = true
-				w.e.find(r.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on some paths into this return and released on others",
+				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on some paths into this return and released on others",
 					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
 			}
 			if d, ok := mustRelease[h.Path]; ok && w.report && !h.Maybe {
-				w.e.find(r.pos, "releases", d.Name+" is declared released but is still held on this return path")
+				w.findAtReturn(r, "releases", d.Name+" is declared released but is still held on this return path")
 			}
 		}
 		for _, d := range sortedHolds(mustHold) {
 			if h, ok := r.state.find(d.Path); w.report && (!ok || h.Maybe) {
-				w.e.find(r.pos, "acquires", d.Name+" is declared acquired but is not held on this return path")
+				w.findAtReturn(r, "acquires", d.Name+" is declared acquired but is not held on this return path")
 			}
 		}
 		for _, d := range sortedHolds(mustKeep) {
 			if h, ok := r.state.find(d.Path); w.report && (!ok || h.Maybe && !h.Lent || h.Shared && !d.Shared) {
-				w.e.find(r.pos, "requires", d.Name+" is required by the function and must still be"+requiredMode(!d.Shared)+" when it returns")
+				w.findAtReturn(r, "requires", d.Name+" is required by the function and must still be"+requiredMode(!d.Shared)+" when it returns", w.releasedHere(d)...)
 			}
 		}
 	}
@@ -244,6 +244,14 @@ func (w *walker) finishReturns() {
 	for _, d := range sortedHolds(mustRelease) {
 		w.info.addRelease(d)
 	}
+}
+
+// releasedHere points at where the function unlocks d's lock, if it does.
+func (w *walker) releasedHere(d Hold) []diag.Hop {
+	if pos, ok := w.unlockAt[d.Path]; ok {
+		return []diag.Hop{{Pos: pos, What: d.Name + " released here"}}
+	}
+	return nil
 }
 
 func sortedHolds(m map[string]Hold) []Hold {

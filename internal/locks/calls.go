@@ -322,7 +322,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				if o, ok := s.underOtherName(Hold{Path: p, Class: r.Class}); ok {
 					p = o.Path
 				}
-				w.unlocked[p] = true
+				w.noteUnlock(p, pos)
 				if _, held := s.find(p); !held {
 					if w.final {
 						w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})

@@ -50,7 +50,7 @@ func (w *walker) goroutineLeaks(reported map[string]bool) {
 				continue
 			}
 			reported[h.Path] = true
-			w.e.find(ret.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held when "+r.Describe()+" ends here: nothing releases it, and every later Lock of it blocks",
+			w.findAtReturn(ret, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held when "+r.Describe()+" ends: nothing releases it, and every later Lock of it blocks",
 				diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
 		}
 	}

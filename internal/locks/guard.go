@@ -24,6 +24,9 @@ type guard struct {
 	// ignore: +checklocksignore on the field, a property: no atomic
 	// checks (explicit guards still apply, as in checklocks).
 	ignore bool
+	// readAny: +checklocksreadany, a read needs any one of the locks
+	// held (shared or exclusive), a write still needs all.
+	readAny bool
 }
 
 // access is how an address is used.
@@ -63,6 +66,8 @@ func (e *engine) declaredGuard(v *types.Var) *guard {
 			g.atomic = true
 		case directive.Ignore:
 			g.ignore = true
+		case directive.ReadAny:
+			g.readAny = true
 		}
 	}
 	return g
@@ -163,6 +168,9 @@ func (w *walker) checkGuard(v *types.Var, g *guard, paths []string, acc access, 
 	if acc.atomic && !acc.write {
 		return s // an atomic read of a guarded field needs no lock
 	}
+	if g.readAny && !acc.write {
+		return w.checkReadAny(name, g, paths, pos, forced, s)
+	}
 	for i, p := range paths {
 		if p == "" {
 			continue
@@ -185,6 +193,38 @@ func (w *walker) checkGuard(v *types.Var, g *guard, paths []string, acc access, 
 		default:
 			w.guardFinding(pos, p, "guardedby", accessVerb(acc)+name+" without holding "+mu)
 		}
+	}
+	return s
+}
+
+// checkReadAny checks a read of a +checklocksreadany field: one of its
+// locks held on every path, in either mode, is enough. With none, the one
+// finding names them all; on a +checklocksforce line they count as held.
+func (w *walker) checkReadAny(name string, g *guard, paths []string, pos token.Pos, forced bool, s State) State {
+	var names []string
+	some := "" // a lock held on some paths only, for the message
+	for i, p := range paths {
+		if p == "" {
+			return s // a lock the analysis cannot name may be the one held
+		}
+		held, ok := s.find(p)
+		if ok && (!held.Maybe || held.Lent) {
+			return s
+		}
+		names = append(names, shortClass(g.locks[i].LockClass))
+		if ok && some == "" {
+			some = "; " + names[i] + " is held on some paths only (taken at " + w.e.at(held.Pos) + ")"
+		}
+	}
+	switch {
+	case forced:
+		for i, p := range paths {
+			s = s.with(Hold{Path: p, Class: g.locks[i].LockClass, Name: names[i], Pos: pos})
+		}
+	case w.report && len(paths) > 0:
+		// Keyed by the first lock: in x.f++ the write's finding for that
+		// lock replaces this one.
+		w.guardFinding(pos, paths[0], "guardedby", "read of "+name+" without holding any of "+strings.Join(names, ", ")+" (+checklocksreadany: a read needs one of them)"+some)
 	}
 	return s
 }

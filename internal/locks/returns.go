@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"go/token"
 	"go/types"
 	"sort"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"golang.org/x/tools/go/ssa"
 
+	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/lockop"
 )
@@ -51,6 +53,20 @@ func (e *engine) resultLocks(fn *ssa.Function) []resultLock {
 	return out
 }
 
+// findAtReturn reports a finding about return path r: at the return
+// statement, or, for the implicit return at the end of the body, at the
+// function's name, as checklocks does, with the closing brace as the
+// first related position (and an ignore there still silencing it).
+func (w *walker) findAtReturn(r retState, rule, msg string, chain ...diag.Hop) {
+	at := w.fn.Pos()
+	if !r.implicit || !at.IsValid() {
+		w.e.find(r.pos, rule, msg, chain...)
+		return
+	}
+	hops := append([]diag.Hop{{Pos: r.pos, What: "the function returns here, at the end of its body"}}, chain...)
+	w.e.findAlso(at, rule, msg+" (at the implicit return, "+w.e.at(r.pos)+")", []token.Pos{r.pos}, hops...)
+}
+
 // resultPaths returns the paths, at return r, of fn's locks declared
 // through a result.
 func (w *walker) resultPaths(r retState) map[string]bool {
@@ -76,7 +92,7 @@ func (w *walker) checkResultLocks() {
 			}
 			h, ok := r.state.find(pathOf(w.fn, r.ret.Results[rl.index]) + rl.rest)
 			if !ok || h.Maybe || rl.shared != h.Shared && !rl.shared {
-				w.e.find(r.pos, "acquires", rl.hold.Name+" is declared acquired but is not held on this return path")
+				w.findAtReturn(r, "acquires", rl.hold.Name+" is declared acquired but is not held on this return path")
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		// The recover block's return ends a panicking path: not a leak.
 		s = w.handOff(in.Results, s, false)
 		if w.final && in.Block() != w.fn.Recover {
-			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, ret: in})
+			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, ret: in, implicit: !in.Pos().IsValid()})
 		}
 	case *ssa.MakeClosure:
 		if w.report {
@@ -140,7 +140,7 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 }
 
 func (w *walker) release(h Hold, pos token.Pos, s State) State {
-	w.unlocked[h.Path] = true
+	w.noteUnlock(h.Path, pos)
 	if old, held := s.find(h.Path); held {
 		if old.Extra > 0 {
 			old.Extra--
@@ -173,6 +173,14 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 	s = s.without(h.Path)
 	s = s.releasedOuter(h.Path)
 	return s
+}
+
+// noteUnlock records that this function unlocks path at pos.
+func (w *walker) noteUnlock(path string, pos token.Pos) {
+	w.unlocked[path] = true
+	if old, ok := w.unlockAt[path]; pos.IsValid() && (!ok || pos < old) {
+		w.unlockAt[path] = pos
+	}
 }
 
 // copiedAlias finds a held lock that h is probably under another path: the

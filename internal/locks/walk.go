@@ -25,6 +25,9 @@ type walker struct {
 	// a loop's back-edge and never unlocked here is handed to another
 	// goroutine to unlock, not re-locked by mistake.
 	unlocked map[string]bool
+	// unlockAt: the first unlock (by position) of each path unlocked
+	// here, for findings that say where a lock was let go.
+	unlockAt map[string]token.Pos
 	// blk is the block of the instruction being applied (of the Defer
 	// for a deferred call); retBlocks the blocks ending in a return.
 	blk       *ssa.BasicBlock
@@ -44,6 +47,9 @@ type retState struct {
 	pos   token.Pos
 	state State
 	ret   *ssa.Return
+	// implicit: the path falls off the end of the body; pos is then the
+	// closing brace.
+	implicit bool
 }
 
 // maxRounds bounds the fixpoint: the lattice is finite (paths come from
@@ -59,7 +65,7 @@ func (e *engine) walk(fn *ssa.Function, info *funcInfo, entry State, report bool
 		return
 	}
 	e.cur = fn
-	w := &walker{e: e, fn: fn, info: info, entry: entry, in: make([]State, len(fn.Blocks)), unlocked: map[string]bool{}, seen: make([]bool, len(fn.Blocks))}
+	w := &walker{e: e, fn: fn, info: info, entry: entry, in: make([]State, len(fn.Blocks)), unlocked: map[string]bool{}, unlockAt: map[string]token.Pos{}, seen: make([]bool, len(fn.Blocks))}
 	out := make([]State, len(fn.Blocks))
 	done := make([]bool, len(fn.Blocks))
 	order, acyclic := topoOrder(fn)

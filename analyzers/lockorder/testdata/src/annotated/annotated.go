@@ -48,16 +48,16 @@ func (c *Conn) bad() {
 }
 
 //confined:acquires mu
-func (c *Conn) lockSometimes(x int) {
+func (c *Conn) lockSometimes(x int) { // want `Conn.mu is declared acquired but is not held on this return path \(at the implicit return, annotated.go:55\) \[acquires\]`
 	if x > 0 {
 		c.mu.Lock()
 	}
-} // want `Conn.mu is declared acquired but is not held on this return path \[acquires\]`
+}
 
 //confined:releases mu
-func (c *Conn) forgetsRelease() {
+func (c *Conn) forgetsRelease() { // want `Conn.mu is declared released but is still held on this return path \(at the implicit return, annotated.go:60\) \[releases\]`
 	c.state = 1
-} // want `Conn.mu is declared released but is still held on this return path \[releases\]`
+}
 
 func (c *Conn) order() {
 	c.mu.Lock()

@@ -47,7 +47,7 @@ func (c *cache) downgrades(x int) bool { // want `the function returns with diff
 	return true // want `cache.rw is required by the function and must still be held exclusively when it returns \[requires\]`
 }
 
-// Not reported: a TryLock,// Not reported: a TryLock, a conditional lock with a conditional unlock,
+// Not reported: a TryLock, a conditional lock with a conditional unlock,
 // a conditional lock with its deferred unlock, a lock of a value that
 // exists on one path only, and the same locks on every path.
 func (c *cache) try() bool {

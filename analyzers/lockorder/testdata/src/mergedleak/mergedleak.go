@@ -89,7 +89,7 @@ func (w *Worker) start() {
 			w.acquire()
 			select {
 			case <-w.stop:
-				return // want `Worker.mu taken at mergedleak.go:\d+ is still held when the goroutine started by the go statement ends here`
+				return // want `Worker.mu taken at mergedleak.go:\d+ is still held when the goroutine started by the go statement ends: nothing releases it`
 			case x := <-w.work:
 				w.n += x
 			}
