@@ -850,8 +850,9 @@ type T struct {
 	}
 }
 
-// +checklocksreadany is a property of a field with several guards; on a
-// field with fewer, or anywhere else, it is a problem and is dropped.
+// TestCollectReadAny: the readany word is a property of a field with
+// several guards; on a field with fewer, or anywhere else, it is a
+// problem and is dropped.
 func TestCollectReadAny(t *testing.T) {
 	src := `package p
 
