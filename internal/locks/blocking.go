@@ -201,15 +201,16 @@ type takeMode struct {
 
 // blocks reports whether one of ts would block on the held lock.
 //
-// A take through an interface call with several candidates (loose) does
-// not count: it is the lock of one possible callee's object, and the
-// common shape is a composite (a mixer whose goroutines call its
-// sources' Next, one source type being the mixer's own) where that
-// object is another instance. A deadlock claim needs the goroutine to
-// take this lock, not maybe one like it.
+// A take through a call with several candidates does not count: it is
+// the lock of one possible callee's object, and the common shape is a
+// composite (a mixer whose goroutines call its sources' Next, one source
+// type being the mixer's own) where that object is another instance. A
+// deadlock claim needs the goroutine to take this lock, not maybe one
+// like it. (Takes imported from other packages count as several when
+// loose: their facts do not say.)
 func (m takeMode) blocks(ts []take) bool {
 	for _, t := range ts {
-		if t.loose {
+		if t.several {
 			continue
 		}
 		if t.Class == m.class && (!m.exclusive || !t.Shared || m.orShared) {
@@ -360,7 +361,7 @@ func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {
 			if _, isCond := lockop.NewCondArg(x); isCond {
 				return "make:" + e.p.Pass.Fset.Position(x.Pos()).String()
 			}
-			return ""
+			return e.returnedChanKey(x, depth+1)
 		case *ssa.Alloc:
 			if _, isChan := x.Type().(*types.Pointer).Elem().Underlying().(*types.Chan); !isChan {
 				return "var:" + e.p.Pass.Fset.Position(x.Pos()).String()
@@ -381,6 +382,23 @@ func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {
 		}
 	}
 	return ""
+}
+
+// returnedChanKey is the channel a call returns when every package
+// function it may run returns the same one (an accessor such as Notify()
+// returning a field), "" otherwise.
+func (e *engine) returnedChanKey(call *ssa.Call, depth int) string {
+	key := ""
+	for _, callee := range e.objs.Callees(call.Common()) {
+		for _, res := range objects.ReturnedValues(callee) {
+			k := e.chanKey(callee, res, depth)
+			if k == "" || key != "" && k != key {
+				return ""
+			}
+			key = k
+		}
+	}
+	return key
 }
 
 func typeNameOf(t types.Type) string {

@@ -28,6 +28,9 @@ type target struct {
 	// candidates (interface implementations, functions stored in a
 	// func-typed field): only its acquisition edges are taken.
 	exact bool
+	// several: the call may run one of several functions (interface
+	// implementations, funcs stored in one place); fn is one of them.
+	several bool
 	// sum, when set, is the summary to apply instead of fn's (the effects
 	// every candidate of an interface call shares), and label names the
 	// call in chains instead of fn. cond counts conditional steps the
@@ -114,7 +117,7 @@ func (w *walker) invokeTargets(call *ssa.CallCommon, out []target) []target {
 	}
 	impls := w.e.implementations(call)
 	for _, fn := range impls {
-		out = append(out, target{fn: fn, vals: vals, exact: len(impls) == 1})
+		out = append(out, target{fn: fn, vals: vals, exact: len(impls) == 1, several: len(impls) > 1})
 	}
 	return out
 }
@@ -181,10 +184,12 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 		if fa != nil {
 			// A callback called through the field of the object it
 			// captured runs with that object (selfbound.go).
-			out = append(out, w.fieldTarget(fn, fa, args, len(fns) == 1))
+			t := w.fieldTarget(fn, fa, args, len(fns) == 1)
+			t.several = len(fns) > 1
+			out = append(out, t)
 			continue
 		}
-		out = append(out, target{fn: fn, vals: args})
+		out = append(out, target{fn: fn, vals: args, several: len(fns) > 1})
 	}
 	return out
 }
@@ -400,7 +405,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	name := t.name(w.e)
 	step := w.condStep() + t.cond
 	for _, tk := range sum.takes {
-		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact}
+		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact, several: tk.several || t.several}
 		if next.cond > maxCond || tk.Via.len()+1 > next.viaBound() {
 			continue
 		}
@@ -435,7 +440,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if w.report {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, loose: next.loose, test: tk.test, Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub})
 	}
 }
 

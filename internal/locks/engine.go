@@ -102,6 +102,10 @@ type take struct {
 	// loose: reached through a call that may run another function (an
 	// interface or func-field candidate): not certain even at cond 0.
 	loose bool
+	// several: reached through a call with several candidates, this
+	// being one of them (loose too); a single func a field is ever set
+	// to is loose but not several.
+	several bool
 	// test: the acquisition is in a _test.go file (edge.test for every
 	// caller, production ones calling a test's fake included).
 	test bool

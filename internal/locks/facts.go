@@ -93,7 +93,7 @@ func (e *engine) importedSummary(fn *ssa.Function) *funcInfo {
 	sig := fn.Signature
 	info := &funcInfo{}
 	for _, t := range ls.Takes {
-		tk := take{Class: t.Class, Name: shortClass(t.Class), Shared: t.Shared, At: t.Pos, cond: t.Cond, loose: t.Loose, Sub: t.Sub}
+		tk := take{Class: t.Class, Name: shortClass(t.Class), Shared: t.Shared, At: t.Pos, cond: t.Cond, loose: t.Loose, several: t.Loose, Sub: t.Sub}
 		tk.Path = fromDeclPath(sig, t.Path, t.Class, "")
 		if t.Via != "" {
 			tk.Via = chainOf(strings.Split(t.Via, " -> "))

@@ -22,8 +22,9 @@ import (
 // hold: followed through conversions and captured variables, a parameter
 // of a package function to the arguments of its calls in the package, a
 // field or package var to every func stored into it, an element of a map,
-// slice or array to every func stored into the container. Values it cannot
-// follow (results of calls, another package's fields) contribute nothing.
+// slice or array to every func stored into the container, the result of a
+// call of package functions to what they return. Values it cannot follow
+// (another package's fields and functions) contribute nothing.
 func (x *Index) FuncsOf(fn *ssa.Function, v ssa.Value) []*ssa.Function {
 	fs := x.funcRecord()
 	fn, v = x.Resolve(fn, v)
@@ -151,6 +152,16 @@ func (r *funcWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
 		return
 	case *ssa.Parameter:
 		r.param(u, depth)
+		return
+	case *ssa.Call:
+		// A callback made by a package function: what it returns.
+		for _, callee := range r.x.Callees(u.Common()) {
+			if r.once(callee) {
+				for _, res := range ReturnedValues(callee) {
+					r.value(callee, res, depth+1)
+				}
+			}
+		}
 		return
 	}
 	if key, _ := r.x.readFrom(v); key != nil && r.once(key) {
