@@ -179,11 +179,15 @@ func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 			if r == nil {
 				continue
 			}
-			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + b.describe() + "; " + r.Describe() + ", which would unblock it, also takes " + h.Name
+			who := r.Describe()
+			if w.e.programMain(r) {
+				who = "the main goroutine"
+			}
+			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + b.describe() + "; " + who + ", which would unblock it, also takes " + h.Name
 			if h.Shared && m.writer != "" && !w.e.writeLocks(r, h.Class) {
 				msg += " (read-locked, but " + m.writer + " write-locks it: a waiting writer makes every later RLock wait)"
 			}
-			w.e.find(pos, "blocking-held", msg, diag.Hop{Pos: r.Pos, What: r.Describe() + " starts here"})
+			w.e.find(pos, "blocking-held", msg, diag.Hop{Pos: r.Pos, What: who + " starts here"})
 			break
 		}
 	}
@@ -284,12 +288,17 @@ func (e *engine) calledInMainOnly(r *roots.Root) bool {
 }
 
 // startedTaking returns the first started goroutine (not an exported
-// function's unknown callers), other than fn and the roots in mine, that
+// function's unknown callers; the main goroutine of a program counts),
+// other than fn and the roots in mine, that
 // performs the opposite operation of one of ops and takes class.
 func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		switch r.Kind {
 		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback, roots.KindSerialized:
+		case roots.KindUnknown:
+			if !e.programMain(r) {
+				continue
+			}
 		default:
 			continue
 		}
@@ -302,6 +311,12 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 		}
 	}
 	return nil
+}
+
+// programMain reports whether r is func main of package main: the main
+// goroutine, which runs whatever else runs.
+func (e *engine) programMain(r *roots.Root) bool {
+	return e.p.Pass.Pkg.Name() == "main" && r.Func.Parent() == nil && r.Func.Name() == "main" && r.Func.Signature.Recv() == nil
 }
 
 // timerChan reports whether ch is a timer's channel: time.After,

@@ -186,7 +186,16 @@
 //     (a Wait whose lock is unknown is not taken as blocking). The
 //     operations that block in a callee count at the call (condwait.go).
 //     In package main an exported function has no callers outside the
-//     package: it is no unblocker of its own.
+//     package: it is no unblocker of its own; func main is, as the main
+//     goroutine. An unblocker takes the lock only if it surely does: a
+//     take through a call with several candidates (an interface with
+//     several implementations) is one possible object's lock, as in a
+//     composite whose sources may be of its own type. A channel returned
+//     by an accessor (Updates() returning a field) is that field's.
+//   - Callbacks stored through a setter (x.SetCb(func() { x.m() })) that
+//     captured the object they were set on run with that object when
+//     called through the field (selfbound.go): x.cb() under x.mu locking
+//     x.mu is a double lock.
 //   - Loops: a lock reached from a value the loop recomputes (a phi, a
 //     value computed in the loop, or a captured variable assigned in it:
 //     c = c.parent; c.mu.Lock()) is another lock on the next iteration,

@@ -14,10 +14,41 @@ import (
 // holds the object whose field it was stored into.
 
 // scanSelfBound finds the functions stored into a field of an object they
-// capture, in every store of them.
+// capture, in every store of them: stored directly (x.F = func() {...})
+// or through a setter (x.SetF(func() {...}), where SetF stores its
+// parameter into a field of its receiver or another parameter).
 func (e *engine) scanSelfBound() map[*ssa.Function]int {
 	out := map[*ssa.Function]int{}
 	bad := map[*ssa.Function]bool{}
+	note := func(val, obj ssa.Value) {
+		mc, ok := objects.Underlying(val).(*ssa.MakeClosure)
+		if !ok {
+			return
+		}
+		f, ok := mc.Fn.(*ssa.Function)
+		if !ok {
+			return
+		}
+		k := -2
+		base := objects.Underlying(obj)
+		for i, v := range mc.Bindings {
+			if objects.Underlying(v) == base {
+				k = i
+			}
+		}
+		if m := e.boundMethod(f); m != nil {
+			f = m
+			if k == 0 {
+				k = -1 // the receiver
+			}
+		}
+		f = e.canonical(f)
+		if old, seen := out[f]; k == -2 || seen && old != k {
+			bad[f] = true
+		}
+		out[f] = k
+	}
+	setters := map[*ssa.Function][2]int{} // setter: indexes of the stored param and of the object
 	for _, fn := range e.p.Funcs {
 		for _, b := range fn.Blocks {
 			for _, instr := range b.Instrs {
@@ -29,32 +60,27 @@ func (e *engine) scanSelfBound() map[*ssa.Function]int {
 				if !ok {
 					continue
 				}
-				mc, ok := objects.Underlying(st.Val).(*ssa.MakeClosure)
-				if !ok {
+				if vp, op := paramIndexOf(fn, st.Val), paramIndexOf(fn, fa.X); vp >= 0 && op >= 0 && fn.Parent() == nil {
+					setters[fn] = [2]int{vp, op}
 					continue
 				}
-				f, ok := mc.Fn.(*ssa.Function)
-				if !ok {
-					continue
-				}
-				k := -2
-				base := objects.Underlying(fa.X)
-				for i, v := range mc.Bindings {
-					if objects.Underlying(v) == base {
-						k = i
+				note(st.Val, fa.X)
+			}
+		}
+	}
+	if len(setters) > 0 {
+		for _, fn := range e.p.Funcs {
+			for _, b := range fn.Blocks {
+				for _, instr := range b.Instrs {
+					c, ok := instr.(ssa.CallInstruction)
+					if !ok || c.Common().StaticCallee() == nil {
+						continue
+					}
+					set, ok := setters[e.canonical(c.Common().StaticCallee())]
+					if args := c.Common().Args; ok && set[0] < len(args) && set[1] < len(args) {
+						note(args[set[0]], args[set[1]])
 					}
 				}
-				if m := e.boundMethod(f); m != nil {
-					f = m
-					if k == 0 {
-						k = -1 // the receiver
-					}
-				}
-				f = e.canonical(f)
-				if old, seen := out[f]; k == -2 || seen && old != k {
-					bad[f] = true
-				}
-				out[f] = k
 			}
 		}
 	}
@@ -62,6 +88,21 @@ func (e *engine) scanSelfBound() map[*ssa.Function]int {
 		delete(out, f)
 	}
 	return out
+}
+
+// paramIndexOf is the index of the parameter v is (through conversions),
+// -1 if it is none of fn's.
+func paramIndexOf(fn *ssa.Function, v ssa.Value) int {
+	p, ok := objects.Underlying(v).(*ssa.Parameter)
+	if !ok {
+		return -1
+	}
+	for i, q := range fn.Params {
+		if q == p {
+			return i
+		}
+	}
+	return -1
 }
 
 // fieldTarget is the target for fn called through the field selected by

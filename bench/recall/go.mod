@@ -1,0 +1,3 @@
+module example.com/recall
+
+go 1.26
