@@ -6,8 +6,8 @@ import (
 )
 
 type manager struct {
-	lock  sync.RWMutex
-	pods  map[string]int
+	lock sync.RWMutex
+	pods map[string]int
 }
 
 func (m *manager) count() int {
