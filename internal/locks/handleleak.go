@@ -116,32 +116,18 @@ func (e *engine) onlyReleasedBy(class string, handle *types.Named) bool {
 // callerUnlocks reports whether a function of the package that calls fn
 // unlocks class itself.
 func (e *engine) callerUnlocks(fn *ssa.Function, class string) bool {
-	for _, f := range e.p.Funcs {
-		calls, unlocks := false, false
-		for _, b := range f.Blocks {
+	for _, call := range e.objs.CallsOf(fn) {
+		for _, b := range call.Parent().Blocks {
 			for _, instr := range b.Instrs {
 				c, ok := instr.(ssa.CallInstruction)
 				if !ok {
 					continue
 				}
-				if c.Common().StaticCallee() == fn {
-					calls = true
-				}
-				if op, lv := e.classify(c.Common()); (op == lockop.Unlock || op == lockop.RUnlock) && classKeyOf(lv) == class {
-					unlocks = true
+				if op, lv := e.classify(c.Common()); (op == lockop.Unlock || op == lockop.RUnlock) && lockop.ClassKey(lockop.ClassOf(lv)) == class {
+					return true
 				}
 			}
 		}
-		if calls && unlocks {
-			return true
-		}
 	}
 	return false
-}
-
-func classKeyOf(lv ssa.Value) string {
-	if v := lockop.ClassOf(lv); v != nil {
-		return lockop.ClassKey(v)
-	}
-	return ""
 }

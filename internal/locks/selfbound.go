@@ -68,19 +68,10 @@ func (e *engine) scanSelfBound() map[*ssa.Function]int {
 			}
 		}
 	}
-	if len(setters) > 0 {
-		for _, fn := range e.p.Funcs {
-			for _, b := range fn.Blocks {
-				for _, instr := range b.Instrs {
-					c, ok := instr.(ssa.CallInstruction)
-					if !ok || c.Common().StaticCallee() == nil {
-						continue
-					}
-					set, ok := setters[e.canonical(c.Common().StaticCallee())]
-					if args := c.Common().Args; ok && set[0] < len(args) && set[1] < len(args) {
-						note(args[set[0]], args[set[1]])
-					}
-				}
+	for fn, set := range setters {
+		for _, c := range e.objs.CallsOf(fn) {
+			if args := c.Common().Args; set[0] < len(args) && set[1] < len(args) {
+				note(args[set[0]], args[set[1]])
 			}
 		}
 	}

@@ -103,6 +103,12 @@ func (x *Index) funcRecord() *funcStores {
 	return fs
 }
 
+// CallsOf returns the package's static calls of fn, a package function
+// (generic ones by their origin).
+func (x *Index) CallsOf(fn *ssa.Function) []ssa.CallInstruction {
+	return x.funcRecord().calls[fn]
+}
+
 func isFunc(t types.Type) bool {
 	_, ok := t.Underlying().(*types.Signature)
 	return ok
