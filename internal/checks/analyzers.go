@@ -118,6 +118,12 @@ var lockorderChecks = []Check{
 		Fix:   "Release the lock before blocking; copy what the operation needs out of the guarded state first.",
 	},
 	{
+		Category: "guardedby-missing", Analyzer: "lockorder", Level: Warning,
+		Title: "Field of an annotated struct always accessed under an undeclared lock",
+		Text:  "In a struct that annotates some of its fields (guardedby, atomic or checklocks properties), a field written at least once outside construction and accessed with a sibling lock of the same object held at 90% of its accesses or more, but not declared guarded by it: probably a guard nobody wrote down, so the accesses without it go unchecked (gVisor checklocks' \"may require checklocks annotation\"). Unannotated structs are left to the suggest analyzer.",
+		Fix:   "Declare //confined:guardedby MU (or +checklocks:MU) on the field, or +checklocksignore if it needs no lock.",
+	},
+	{
 		Category: "guardedby", Analyzer: "lockorder", Level: Error,
 		Title: "Guarded field accessed without its lock",
 		Text:  "A //confined:guardedby MU (or +checklocks:MU) field or variable read or written without MU held on every path to the access (with several guards, each missing one is reported). Initialisation in a composite literal or on an unpublished allocation is construction and is not reported.",
@@ -143,9 +149,9 @@ var lockorderChecks = []Check{
 	},
 	{
 		Category: "acquires", Analyzer: "lockorder", Level: Error,
-		Title: "Function declared to acquire a lock returns without it",
-		Text:  "A function annotated //confined:acquires MU (or acquires_shared) has a return path on which MU is not held: its callers would unlock a lock they do not hold.",
-		Fix:   "Acquire the lock on every return path, or drop the annotation and let callers lock.",
+		Title: "Function's declared lock effect differs from what it does",
+		Text:  "A function annotated //confined:acquires MU (or acquires_shared) has a return path on which MU is not held: its callers would unlock a lock they do not hold. Or a function leaves held, on every return, a lock that annotations name (a guard, or a function's requirement) without declaring it (gVisor checklocks' \"return with unexpected locks held\"); a lock no annotation names is a lock helper whose effect is inferred instead, and a Locker type's Lock method needs no declaration.",
+		Fix:   "Acquire the lock on every return path, or drop the annotation and let callers lock; declare //confined:acquires MU on a helper that returns with MU held, or release it.",
 	},
 	{
 		Category: "releases", Analyzer: "lockorder", Level: Error,

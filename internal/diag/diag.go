@@ -196,7 +196,8 @@ func (r *Reporter) ReportProblems(set *directive.Set) {
 }
 
 // ReportUnusedIgnores reports every ignore for which no analyzer's reporter
-// suppressed a finding. Only the confined analyzer calls it, after the
+// suppressed a finding (a +checklocksignore is never reported, as in
+// checklocks). Only the confined analyzer calls it, after the
 // other two have run.
 func (r *Reporter) ReportUnusedIgnores(used ...map[*directive.IgnoreComment]bool) {
 	for _, ig := range r.ignores {
@@ -204,7 +205,7 @@ func (r *Reporter) ReportUnusedIgnores(used ...map[*directive.IgnoreComment]bool
 		for _, u := range used {
 			hit = hit || u[ig]
 		}
-		if !hit {
+		if !hit && !ig.Property {
 			spelling := ig.Spelling
 			if spelling == "" {
 				spelling = "//confined:ignore"

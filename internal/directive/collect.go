@@ -201,8 +201,10 @@ func (c *collector) placeIgnore(it item, st *site) {
 	}
 	ig := &IgnoreComment{Pos: d.Pos, Reason: d.Reason, Spelling: d.Spelling}
 	if strings.HasPrefix(d.Spelling, "+") {
-		// The checklocks spelling silences lockorder, checklocks' successor, only.
+		// The checklocks spelling silences lockorder, checklocks' successor,
+		// only; and checklocks never calls one unused.
 		ig.Analyzers = []string{LockOrder}
+		ig.Property = true
 	}
 	var at token.Pos
 	switch st.kind {

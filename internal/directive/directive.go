@@ -161,6 +161,12 @@ type IgnoreComment struct {
 	// DeclPos..DeclEnd is set when the ignore sits on a declaration: it
 	// silences findings anywhere inside that declaration.
 	DeclPos, DeclEnd token.Pos
+	// Property: a +checklocksignore is never reported as unused, as in
+	// checklocks: on a declaration it is "do not check this function"
+	// (gVisor puts it on every generated mutex method and state
+	// function), and on a statement it was placed where checklocks
+	// reports, which is not always where confinelint does.
+	Property bool
 }
 
 // Set is every directive of one package, attached to the objects they apply

@@ -3,6 +3,7 @@ package locks
 import (
 	"go/types"
 	"slices"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -87,4 +88,50 @@ func names(ps []part) []string {
 		out[i] = p.Name
 	}
 	return out
+}
+
+// canonicalThrough is the path of the lock at rest (".ep.mu") inside the
+// value v of fn, aliases applied along the whole selection: a callee's
+// `+checklocks:igmp.ep.mu` on a receiver &e.igmp is e.mu where endpoint
+// declares `igmp.ep.mu=mu`. fallback when rest is not a plain field chain.
+func (e *engine) canonicalThrough(fn *ssa.Function, v ssa.Value, rest, fallback string) string {
+	if v == nil {
+		return fallback
+	}
+	if rest == "" {
+		return e.lockPath(fn, v)
+	}
+	if len(e.aliases) == 0 || !strings.HasPrefix(rest, ".") || strings.ContainsAny(rest, "[]") {
+		return fallback
+	}
+	root, parts := splitPath(fn, v)
+	t := v.Type()
+	for _, name := range strings.Split(rest[1:], ".") {
+		base := objects.NamedOf(t)
+		st, ok := derefStruct(t)
+		if !ok {
+			return fallback
+		}
+		var field *types.Var
+		for f := range st.Fields() {
+			if f.Name() == name {
+				field = f
+			}
+		}
+		if field == nil {
+			return fallback
+		}
+		_, isPtr := field.Type().Underlying().(*types.Pointer)
+		parts = append(parts, part{Name: name, Base: base, Deref: isPtr})
+		t = field.Type()
+	}
+	return e.joinCanonical(root, parts)
+}
+
+func derefStruct(t types.Type) (*types.Struct, bool) {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	return st, ok
 }

@@ -67,8 +67,9 @@ func (w *walker) checkCallDecl(t *target, pos token.Pos, s State) State {
 		if !ok {
 			continue
 		}
-		if i := paramIndex(h.Path, "p"); i >= 0 && i < len(t.vals) {
-			p = w.e.lockPath(w.fn, t.vals[i]) // the lock is the argument: apply aliases
+		if root, rest := rootOf(h.Path); paramIndex(root, "p") >= 0 && paramIndex(root, "p") < len(t.vals) {
+			// The lock is the argument or inside it: apply aliases.
+			p = w.e.canonicalThrough(w.fn, t.vals[paramIndex(root, "p")], rest, p)
 		}
 		held, isHeld := s.find(p)
 		surely := isHeld && (!held.Maybe || held.Lent)
@@ -203,6 +204,7 @@ func (w *walker) finishReturns() {
 		outer[r.Path] = true
 	}
 	if w.report {
+		w.reportUndeclaredAcquires(count, mustHold)
 		w.goroutineLeaks(leaked)
 		w.checkResultLocks()
 		declared := map[string]bool{}

@@ -57,11 +57,17 @@ type engine struct {
 	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
 	convCache  map[types.Type]map[*types.Named]bool
 	guards     map[*types.Var]*guard
-	chanCaps   map[string]bool // channel identity -> every make of it is buffered
-	aliases    map[*types.Named][]aliasPair
-	cur        *ssa.Function    // the function being walked, for fallback positions
-	forceLines map[string]bool  // "file:line" of each +checklocksforce (force.go)
-	guardFound map[guardKey]int // guard findings by access and lock (guardFinding)
+	// guardUses: accesses of annotated structs' fields (inferguard.go).
+	guardUses map[*types.Var]*guardUse
+	// pureWrappers caches pureWrapper by type (wrapper.go).
+	pureWrappers map[*types.Named]bool
+	// annotatedLocks caches guardsAnnotated by class.
+	annotatedLocks map[string]bool
+	chanCaps       map[string]bool // channel identity -> every make of it is buffered
+	aliases        map[*types.Named][]aliasPair
+	cur            *ssa.Function    // the function being walked, for fallback positions
+	forceLines     map[string]bool  // "file:line" of each +checklocksforce (force.go)
+	guardFound     map[guardKey]int // guard findings by access and lock (guardFinding)
 	// specials: summaries specialized by constant arguments (specialize.go).
 	specials     map[specKey]*funcInfo
 	specializing map[*ssa.Function]bool

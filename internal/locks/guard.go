@@ -108,19 +108,21 @@ func (w *walker) checkAccess(instr ssa.Instruction, s State) State {
 		for i := range g.locks {
 			paths = append(paths, w.e.guardPath(w.fn, x.X, &g.locks[i]))
 		}
-		return w.checkGuard(v, g, paths, classify(x, 0), x.Pos(), s)
+		acc := classify(x, 0, w.e.checksOwnAccesses)
+		w.observeAccess(v, g, x.X, acc, paths, x.Pos(), s)
+		return w.checkGuard(v, g, paths, acc, x.Pos(), s)
 	case *ssa.Store:
 		if gl, ok := x.Addr.(*ssa.Global); ok {
 			return w.checkGlobal(gl, access{write: true}, x.Pos(), s)
 		}
 	case *ssa.UnOp:
 		if gl, ok := x.X.(*ssa.Global); ok && x.Op == token.MUL {
-			return w.checkGlobal(gl, classify(x, 1), x.Pos(), s)
+			return w.checkGlobal(gl, classify(x, 1, w.e.checksOwnAccesses), x.Pos(), s)
 		}
 	case *ssa.Call:
 		for _, a := range x.Call.Args {
 			if gl, ok := a.(*ssa.Global); ok {
-				s = w.checkGlobal(gl, useInCall(x, gl, 0), x.Pos(), s)
+				s = w.checkGlobal(gl, useInCall(x, gl, 0, w.e.checksOwnAccesses), x.Pos(), s)
 			}
 		}
 	}
@@ -269,6 +271,9 @@ func (w *walker) construction(base ssa.Value, at ssa.Instruction) bool {
 			break
 		}
 		base = fa.X
+	}
+	if a, ok := base.(*ssa.Alloc); ok && !a.Heap && a.Parent() == w.fn {
+		return true // a stack temporary (a composite literal built before its copy): nobody else sees it
 	}
 	o, ok := w.e.objs.Origin(w.fn, base).(*ssa.Alloc) // allocated here: a constructor's result is not
 	return ok && w.e.objs.Private(o, at)

@@ -22,18 +22,21 @@ type Summary struct {
 func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 	e := &engine{
 		p: p, ctx: ctx, objs: ctx.Objects,
-		infos:        map[*ssa.Function]*funcInfo{},
-		imported:     map[*ssa.Function]*funcInfo{},
-		classVars:    map[string]*types.Var{},
-		closureEntry: map[*ssa.Function]*State{},
-		testStarts:   map[string]map[string]bool{},
-		specials:     map[specKey]*funcInfo{},
-		specializing: map[*ssa.Function]bool{},
-		tested:       map[*ssa.Function][]int{},
-		guards:       map[*types.Var]*guard{},
-		impls:        map[implKey][]*ssa.Function{},
-		escaping:     map[*ssa.Function]bool{},
-		guardFound:   map[guardKey]int{},
+		infos:          map[*ssa.Function]*funcInfo{},
+		imported:       map[*ssa.Function]*funcInfo{},
+		classVars:      map[string]*types.Var{},
+		closureEntry:   map[*ssa.Function]*State{},
+		testStarts:     map[string]map[string]bool{},
+		specials:       map[specKey]*funcInfo{},
+		specializing:   map[*ssa.Function]bool{},
+		tested:         map[*ssa.Function][]int{},
+		guards:         map[*types.Var]*guard{},
+		annotatedLocks: map[string]bool{},
+		guardUses:      map[*types.Var]*guardUse{},
+		pureWrappers:   map[*types.Named]bool{},
+		impls:          map[implKey][]*ssa.Function{},
+		escaping:       map[*ssa.Function]bool{},
+		guardFound:     map[guardKey]int{},
 	}
 	if !e.hasLockWork() {
 		return &Summary{}
@@ -68,6 +71,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		}
 		e.walk(fn, &funcInfo{}, entry, true)
 	}
+	e.reportInferredGuards()
 	e.checkDeclarations()
 	e.reportCycles()
 	e.exportFacts()

@@ -67,7 +67,10 @@ func returnPos(fn *ssa.Function, r *ssa.Return) token.Pos {
 // Calls through a sync.Locker interface stay lock operations.
 func (e *engine) classify(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
 	op, lv := lockop.Classify(call)
-	if op == lockop.None || call.IsInvoke() || !e.hasEffect(call.StaticCallee()) {
+	if op == lockop.None {
+		return e.nestedOp(call)
+	}
+	if call.IsInvoke() || !e.hasEffect(call.StaticCallee()) || e.guardWrapper(call.StaticCallee(), lv) {
 		return op, lv
 	}
 	return lockop.None, nil
@@ -114,6 +117,7 @@ func (w *walker) acquire(h Hold, s State) State {
 	}
 	s = s.taking(h.Class)
 	if old, held := s.find(h.Path); held && !old.Maybe {
+		w.doubled[h.Path] = true
 		old.Extra++
 		return s.with(old)
 	}

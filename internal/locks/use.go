@@ -11,7 +11,10 @@ import (
 // from it) is used: loads read, stores write; a map or slice element
 // update through the loaded value writes; an address passed to sync/atomic
 // is atomic; any other use of the address counts as a write.
-func classify(addr ssa.Value, depth int) access {
+//
+// checked says whether a method called on the address checks its own
+// accesses (see isCheckedReceiver); nil means none does.
+func classify(addr ssa.Value, depth int, checked func(*ssa.Function) bool) access {
 	var acc access
 	refs := addr.Referrers()
 	if refs == nil {
@@ -29,7 +32,7 @@ func classify(addr ssa.Value, depth int) access {
 		case *ssa.UnOp:
 			if x.Op == token.MUL && depth == 0 {
 				acc.read = true
-				if sub := classify(x, 1); sub.write {
+				if sub := classify(x, 1, checked); sub.write {
 					acc.write = true
 				}
 			} else {
@@ -39,10 +42,15 @@ func classify(addr ssa.Value, depth int) access {
 			acc.write = acc.write || x.Map == addr
 			acc.read = true
 		case *ssa.FieldAddr, *ssa.IndexAddr:
-			sub := classify(r.(ssa.Value), 0)
+			sub := classify(r.(ssa.Value), 0, checked)
+			if _, elem := r.(*ssa.IndexAddr); elem && depth == 1 && !sub.stored {
+				// &s.buf[i] kept or passed on: the slice field is read (as
+				// in checklocks); a store into the element still writes.
+				sub.write = false
+			}
 			acc = acc.merge(sub)
 		case *ssa.Call:
-			u := useInCall(x, addr, depth)
+			u := useInCall(x, addr, depth, checked)
 			if depth == 1 && isBuiltin(x, "delete") && len(x.Call.Args) > 0 && x.Call.Args[0] == addr {
 				u.write = true
 			}
@@ -63,7 +71,7 @@ func classify(addr ssa.Value, depth int) access {
 // sync/atomic function or an atomic type's method is atomic (a write
 // unless it is a Load); an address given to any other call may be written
 // through (depth 0); a loaded value is only read.
-func useInCall(c *ssa.Call, v ssa.Value, depth int) access {
+func useInCall(c *ssa.Call, v ssa.Value, depth int, checked func(*ssa.Function) bool) access {
 	if callee := c.Call.StaticCallee(); atomicPackage(callee) {
 		name := callee.Name()
 		if strings.HasPrefix(name, "Racy") { // gVisor atomicbitops' plain accessors
@@ -71,10 +79,20 @@ func useInCall(c *ssa.Call, v ssa.Value, depth int) access {
 		}
 		return access{atomic: true, read: true, write: !strings.HasPrefix(name, "Load"), atomicFn: callee.Signature.Recv() == nil}
 	}
-	if depth == 0 {
+	if depth == 0 && !checkedReceiver(c, v, checked) {
 		return access{read: true, write: true}
 	}
 	return access{read: true}
+}
+
+// checkedReceiver reports whether v is the receiver of a method called by
+// c that checks its own accesses (e.igmp.getVersion() on a struct field,
+// the method annotated or its type's fields guarded): a read of the field,
+// as in checklocks. A method of an unannotated type (c.list.PushBack)
+// may write through its receiver unchecked, so that stays a write.
+func checkedReceiver(c *ssa.Call, v ssa.Value, checked func(*ssa.Function) bool) bool {
+	callee := c.Call.StaticCallee()
+	return checked != nil && callee != nil && callee.Signature.Recv() != nil && len(c.Call.Args) > 0 && c.Call.Args[0] == v && checked(callee)
 }
 
 func (a access) merge(b access) access {

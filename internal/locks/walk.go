@@ -25,6 +25,9 @@ type walker struct {
 	// a loop's back-edge and never unlocked here is handed to another
 	// goroutine to unlock, not re-locked by mistake.
 	unlocked map[string]bool
+	// doubled: paths locked again while held (a double lock, reported
+	// as such): what is left held after it is not a second problem.
+	doubled map[string]bool
 	// unlockAt: the first unlock (by position) of each path unlocked
 	// here, for findings that say where a lock was let go.
 	unlockAt map[string]token.Pos
@@ -65,7 +68,7 @@ func (e *engine) walk(fn *ssa.Function, info *funcInfo, entry State, report bool
 		return
 	}
 	e.cur = fn
-	w := &walker{e: e, fn: fn, info: info, entry: entry, in: make([]State, len(fn.Blocks)), unlocked: map[string]bool{}, unlockAt: map[string]token.Pos{}, seen: make([]bool, len(fn.Blocks))}
+	w := &walker{e: e, fn: fn, info: info, entry: entry, in: make([]State, len(fn.Blocks)), unlocked: map[string]bool{}, doubled: map[string]bool{}, unlockAt: map[string]token.Pos{}, seen: make([]bool, len(fn.Blocks))}
 	out := make([]State, len(fn.Blocks))
 	done := make([]bool, len(fn.Blocks))
 	order, acyclic := topoOrder(fn)

@@ -61,6 +61,7 @@ func use() {
 	if err == nil {
 		d.seq++
 	}
+	d.mu.Unlock()
 
 	p := openPair()
 	p.own.seq++

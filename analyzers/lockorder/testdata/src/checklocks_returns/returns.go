@@ -5,8 +5,9 @@ package checklocks_returns
 import "sync"
 
 type cache struct {
-	mu sync.Mutex
-	rw sync.RWMutex
+	mu    sync.Mutex
+	rw    sync.RWMutex
+	spare sync.Mutex // named by no annotation
 	// +checklocks:mu
 	hits int
 }

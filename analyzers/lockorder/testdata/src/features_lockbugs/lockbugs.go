@@ -60,3 +60,31 @@ func published() int {
 	go c.Inc()
 	return c.N // want `read of Counter.N without holding Counter.mu \[guardedby\]`
 }
+
+// 4. A composite literal assigned to a struct variable whose address
+// escapes later is built in a stack temporary and copied: construction,
+// not an access (gVisor's tcp.NewProtocol). Writes after the copy are
+// accesses again once the object is published.
+type Options struct{ Min, Max int }
+
+type Proto struct {
+	mu   sync.Mutex
+	size Options  //confined:guardedby mu
+	sack bool     //confined:guardedby mu
+	alg  []string //confined:guardedby mu
+}
+
+func NewProto(n int) *Proto {
+	p := Proto{
+		size: Options{Min: 1, Max: n},
+		sack: true,
+		alg:  []string{"reno", "cubic"},
+	}
+	return &p
+}
+
+func NewProtoPublished(n int, out chan<- *Proto) {
+	p := Proto{size: Options{Max: n}}
+	out <- &p
+	p.sack = true // want `write to Proto.sack without holding Proto.mu \[guardedby\]`
+}

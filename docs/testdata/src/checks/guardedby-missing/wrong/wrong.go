@@ -1,0 +1,21 @@
+package wrong
+
+import "sync"
+
+// example:start
+
+type Queue struct {
+	mu sync.Mutex
+	//confined:guardedby mu
+	items   []string
+	waiting int // want `\[guardedby-missing\]`
+}
+
+func (q *Queue) Push(s string) {
+	q.mu.Lock()
+	q.items = append(q.items, s)
+	q.waiting++
+	q.mu.Unlock()
+}
+
+// example:end
