@@ -188,8 +188,9 @@ func (w *walker) finishReturns() {
 				w.findAtReturn(r, "releases", d.Name+" is declared released but is still held on this return path")
 			}
 		}
+		_, tryWrapped := w.e.tryWrapper(w.fn) // acquires when it returns true
 		for _, d := range sortedHolds(mustHold) {
-			if h, ok := r.state.find(d.Path); w.report && (!ok || h.Maybe) {
+			if h, ok := r.state.find(d.Path); w.report && !tryWrapped && (!ok || h.Maybe) {
 				w.findAtReturn(r, "acquires", d.Name+" is declared acquired but is not held on this return path")
 			}
 		}

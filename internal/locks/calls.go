@@ -341,7 +341,11 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		if c, ok := w.at.(*ssa.Call); ok && len(sum.tries) > 0 {
 			s = w.applyTryAcquires(&t, sum, c, s)
 		}
+		_, tryWrapped := w.e.tryWrapper(t.fn)
 		for _, a := range sum.acquires {
+			if tryWrapped {
+				break // held on the branch where it reports true (edgeState)
+			}
 			if p, ok := t.rewrite(w.fn, a.Path); ok {
 				p = keyedAt(p, pos)
 				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)

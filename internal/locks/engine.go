@@ -59,6 +59,8 @@ type engine struct {
 	guards     map[*types.Var]*guard
 	// guardUses: accesses of annotated structs' fields (inferguard.go).
 	guardUses map[*types.Var]*guardUse
+	// tryWrappers caches tryWrapper (trywrapper.go).
+	tryWrappers map[*ssa.Function]tryLockOf
 	// pureWrappers caches pureWrapper by type (wrapper.go).
 	pureWrappers map[*types.Named]bool
 	// annotatedLocks caches guardsAnnotated by class.

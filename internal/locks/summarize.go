@@ -34,6 +34,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		annotatedLocks: map[string]bool{},
 		guardUses:      map[*types.Var]*guardUse{},
 		pureWrappers:   map[*types.Named]bool{},
+		tryWrappers:    map[*ssa.Function]tryLockOf{},
 		impls:          map[implKey][]*ssa.Function{},
 		escaping:       map[*ssa.Function]bool{},
 		guardFound:     map[guardKey]int{},

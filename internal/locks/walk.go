@@ -209,13 +209,19 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) (_ State, live bool) {
 		return s, true
 	}
 	op, lv := w.e.classify(call.Common())
-	if op != lockop.TryLock && op != lockop.TryRLock {
+	wrapped, isWrapper := w.wrapperTryHold(call)
+	if op != lockop.TryLock && op != lockop.TryRLock && !isWrapper {
 		return s, true
 	}
 	if (p.Succs[0] == b) == negated {
 		return s, true // the failure branch
 	}
-	h := w.holdOf(lv, op.Shared(), call.Pos())
+	var h Hold
+	if isWrapper && op != lockop.TryLock && op != lockop.TryRLock {
+		h = wrapped
+	} else {
+		h = w.holdOf(lv, op.Shared(), call.Pos())
+	}
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		old.Extra++ // a successful re-entrant TryRLock: one more unlock due
 		return s.with(old), true
