@@ -2,9 +2,12 @@ package locks
 
 import (
 	"go/token"
+	"go/types"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // classify says how the address addr (or, at depth 1, the value loaded
@@ -115,4 +118,66 @@ func atomicPackage(fn *ssa.Function) bool {
 func isBuiltin(c *ssa.Call, name string) bool {
 	b, ok := c.Call.Value.(*ssa.Builtin)
 	return ok && b.Name() == name
+}
+
+// checksOwnAccesses reports whether a call of method fn on a guarded
+// field reads the field (use.go): fn declares lock requirements or
+// effects, or its receiver's struct declares guards on its fields (its
+// accesses are checked in it), or fn is of this package and writes
+// nothing through its receiver. A method of another package is taken as
+// a read, as checklocks does: facts do not say what it writes, and
+// read-only calls (`list.Front()`, `tcb.State()` under RLock) are far
+// more common than mutating ones.
+func (e *engine) checksOwnAccesses(fn *ssa.Function) bool {
+	if len(items(e.p.FuncDecl(fn))) > 0 || !e.p.FuncSet[fn] {
+		return true
+	}
+	if !e.writesReceiver(fn, map[*ssa.Function]bool{}) {
+		return true
+	}
+	n := objects.NamedOf(fn.Signature.Recv().Type())
+	if n == nil {
+		return false
+	}
+	st, ok := n.Underlying().(*types.Struct)
+	if !ok {
+		return false
+	}
+	for f := range st.Fields() {
+		if e.declaredGuard(f) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// writesReceiver reports whether fn, a method of this package, stores
+// through its receiver (or calls a method of the same type that does).
+func (e *engine) writesReceiver(fn *ssa.Function, seen map[*ssa.Function]bool) bool {
+	if fn == nil || seen[fn] || len(fn.Params) == 0 {
+		return false
+	}
+	seen[fn] = true
+	recv := objects.NamedOf(fn.Params[0].Type())
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			switch x := instr.(type) {
+			case *ssa.Store:
+				if root, _ := rootOf(pathOf(fn, x.Addr)); root == "p0" {
+					return true
+				}
+			case *ssa.MapUpdate:
+				if root, _ := rootOf(pathOf(fn, x.Map)); root == "p0" {
+					return true
+				}
+			case ssa.CallInstruction:
+				callee := x.Common().StaticCallee()
+				if callee != nil && callee.Signature.Recv() != nil && len(callee.Params) > 0 &&
+					objects.NamedOf(callee.Params[0].Type()) == recv && e.p.FuncSet[callee] && e.writesReceiver(callee, seen) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
