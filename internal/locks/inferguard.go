@@ -3,6 +3,7 @@ package locks
 import (
 	"go/token"
 	"go/types"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -66,7 +67,7 @@ func (w *walker) observeAccess(v *types.Var, g *guard, base ssa.Value, acc acces
 			continue
 		}
 		p := basePath + "." + f.Name()
-		if containsString(paths, p) {
+		if slices.Contains(paths, p) {
 			continue
 		}
 		if h, ok := s.find(p); ok && !h.Maybe && !(acc.write && h.Shared) {
@@ -111,20 +112,9 @@ func (e *engine) reportInferredGuards() {
 // isLockValue reports whether t is a mutex kept by value (sync.Mutex,
 // sync.RWMutex or a type embedding one's methods): a sibling lock.
 func isLockValue(t types.Type) bool {
-	if _, ok := t.Underlying().(*types.Pointer); ok {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Interface:
 		return false
 	}
-	if _, ok := t.Underlying().(*types.Interface); ok {
-		return false
-	}
-	return lockop.IsLocker(types.NewPointer(t))
-}
-
-func containsString(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
+	return lockop.IsLocker(t)
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/confinelint/confinelint/internal/diag"
-	"github.com/confinelint/confinelint/internal/directive"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -82,11 +81,8 @@ func (e *engine) hasEffect(fn *ssa.Function) bool {
 	if fn == nil || fn.Pkg == nil || fn.Pkg.Pkg.Path() == "sync" {
 		return false
 	}
-	for _, it := range items(e.p.FuncDecl(fn)) {
-		switch directive.Verb(it.Verb) {
-		case directive.Acquires, directive.AcquiresShared, directive.Releases, directive.ReleasesShared:
-			return true
-		}
+	if e.declaresEffect(fn) {
+		return true
 	}
 	sum := e.summaryOf(fn)
 	return sum != nil && len(sum.acquires)+len(sum.releases)+len(sum.tries) > 0

@@ -171,9 +171,7 @@ func (e *engine) writesReceiver(fn *ssa.Function, seen map[*ssa.Function]bool) b
 					return true
 				}
 			case ssa.CallInstruction:
-				callee := x.Common().StaticCallee()
-				if callee != nil && callee.Signature.Recv() != nil && len(callee.Params) > 0 &&
-					objects.NamedOf(callee.Params[0].Type()) == recv && e.p.FuncSet[callee] && e.writesReceiver(callee, seen) {
+				if callee := x.Common().StaticCallee(); methodOf(callee, recv) && e.p.FuncSet[callee] && e.writesReceiver(callee, seen) {
 					return true
 				}
 			}

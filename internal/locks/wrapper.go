@@ -160,13 +160,17 @@ func (e *engine) locksReceiver(fn *ssa.Function, n *types.Named, seen map[*ssa.F
 					return true
 				}
 			}
-			if callee := c.StaticCallee(); callee != nil && callee.Signature.Recv() != nil && !lockerNamed(callee.Name()) &&
-				objects.NamedOf(callee.Signature.Recv().Type()) == n && e.locksReceiver(callee, n, seen) {
+			if callee := c.StaticCallee(); methodOf(callee, n) && !lockerNamed(callee.Name()) && e.locksReceiver(callee, n, seen) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// methodOf reports whether fn is a method of n (pointer or value receiver).
+func methodOf(fn *ssa.Function, n *types.Named) bool {
+	return fn != nil && fn.Signature.Recv() != nil && objects.NamedOf(fn.Signature.Recv().Type()) == n
 }
 
 // declaresEffect reports whether fn declares acquiring or releasing a lock.
