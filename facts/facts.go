@@ -22,5 +22,6 @@ func All() []analysis.Fact {
 		new(LockEdges),
 		new(CommitObligation),
 		new(AsyncAPIs),
+		new(ParamFlows),
 	}
 }

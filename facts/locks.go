@@ -55,6 +55,9 @@ type Take struct {
 	// for c.in.mu), "" when unknown: locks of one class under different
 	// value fields are different locks (see Edge.FromSub).
 	Sub string
+	// Fresh: the lock of an object the function made and had handed to
+	// no other code when it took it: no caller's lock orders before it.
+	Fresh bool
 }
 
 func (*LockSummary) AFact() {}

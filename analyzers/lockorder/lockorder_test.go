@@ -18,7 +18,7 @@ import (
 var scenarios = []string{
 	"inversion", "interfunc", "doublelock", "leak", "unlock", "deferlock", "trylock", "guarded", "annotated", "atomics", "crossa", "crossb", "methodvalue", "callback", "ifacecall", "blocking", "checklocks", "rangefunc", "alias",
 	// Precision on real code: each must stay silent on its correct code.
-	"accidentiface", "subclass", "mayacquire", "deepchain", "bufferedchan", "unblocker", "loopvariant", "freshleak", "unpublished", "tworoles", "capturedcell", "branches", "tryacquire", "cyclegroups", "teststaged", "handleiface", "handover", "gatelock", "recursiveread", "unblockfirst", "composite", "handleleak", "accessor", "mainunblock", "wrapperfields", "readwait", "twopaths", "retake", "mergedleak", "looprelock", "backpointer",
+	"accidentiface", "subclass", "mayacquire", "deepchain", "bufferedchan", "unblocker", "loopvariant", "freshleak", "unpublished", "tworoles", "capturedcell", "branches", "tryacquire", "cyclegroups", "teststaged", "handleiface", "handover", "gatelock", "recursiveread", "unblockfirst", "composite", "handleleak", "accessor", "mainunblock", "wrapperfields", "readwait", "twopaths", "retake", "mergedleak", "looprelock", "backpointer", "crosspublish",
 }
 
 func TestScenarios(t *testing.T) {
@@ -29,7 +29,7 @@ func TestScenarios(t *testing.T) {
 // behaviour, each with findings and silent correct code (issue 15).
 func TestChecklocks(t *testing.T) {
 	for _, pkg := range []string{"checklocks_globals", "checklocks_multiguard", "checklocks_results", "checklocks_closures",
-		"checklocks_force", "checklocks_musthold", "checklocks_instances", "checklocks_returns", "checklocks_ignore", "checklocks_inferred", "checklocks_wrapper",
+		"checklocks_force", "checklocks_musthold", "checklocks_instances", "checklocks_returns", "checklocks_ignore", "checklocks_inferred", "checklocks_wrapper", "checklocks_identity",
 		"checklocks_atomic", "checklocks_alias", "checklocks_excludes", "checklocks_readany"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)

@@ -118,9 +118,8 @@ func (c *collector) pathStarts(segs []string, sc pathScope) []pathStart {
 	if chain := c.fieldChain(sc.structType, first); chain != nil {
 		add(LockPath{Root: RootField, Fields: chain}, nil)
 	}
-	if chain := c.fieldChain(varType(recv), first); chain != nil {
-		add(LockPath{Root: RootReceiver, Fields: chain}, nil) // "requires mu" on a method means recv.mu
-	}
+	// The function's own names first, as Go scopes them: in a method of a
+	// type with a field h, "h.ep.mu" on a result named h is the result's.
 	if recv != nil && recv.Name() == first {
 		add(LockPath{Root: RootReceiver}, recv.Type())
 	}
@@ -129,6 +128,9 @@ func (c *collector) pathStarts(segs []string, sc pathScope) []pathStart {
 	}
 	if i := tupleIndex(results, first); i >= 0 {
 		add(LockPath{Root: RootResult, Param: i}, results.At(i).Type())
+	}
+	if chain := c.fieldChain(varType(recv), first); chain != nil {
+		add(LockPath{Root: RootReceiver, Fields: chain}, nil) // "requires mu" on a method means recv.mu
 	}
 	if v := c.packageVar(first); v != nil {
 		add(LockPath{Root: RootGlobal, Global: v}, v.Type())

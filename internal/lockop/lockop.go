@@ -20,11 +20,14 @@ const (
 	RUnlock
 	TryLock
 	TryRLock
+	// Downgrade turns a write lock into a read lock without letting go
+	// (gVisor's sync.RWMutex.DowngradeLock).
+	Downgrade
 )
 
 var opByName = map[string]Op{
 	"Lock": Lock, "Unlock": Unlock, "RLock": RLock, "RUnlock": RUnlock,
-	"TryLock": TryLock, "TryRLock": TryRLock,
+	"TryLock": TryLock, "TryRLock": TryRLock, "DowngradeLock": Downgrade,
 }
 
 // readOp is the operation on an RWMutex that a Locker operation on its

@@ -1,7 +1,6 @@
 package locks
 
 import (
-	"github.com/confinelint/confinelint/internal/diag"
 	"go/token"
 	"go/types"
 	"sort"
@@ -9,7 +8,9 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/facts"
+	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/directive"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // declHold turns a declared lock of fn (requires, acquires...) into a hold
@@ -68,8 +69,11 @@ func (w *walker) checkCallDecl(t *target, pos token.Pos, s State) State {
 			continue
 		}
 		if root, rest := rootOf(h.Path); paramIndex(root, "p") >= 0 && paramIndex(root, "p") < len(t.vals) {
-			// The lock is the argument or inside it: apply aliases.
-			p = w.e.canonicalThrough(w.fn, t.vals[paramIndex(root, "p")], rest, p)
+			// The lock is the argument or inside it: apply aliases, unless
+			// it was found through a field stored with a named value.
+			if v := t.vals[paramIndex(root, "p")]; v == nil || v.Parent() != w.fn || !throughStored(w.fn, v, rest, t.at) {
+				p = w.e.canonicalThrough(w.fn, v, rest, p)
+			}
 		}
 		held, isHeld := s.find(p)
 		surely := isHeld && (!held.Maybe || held.Lent)
@@ -305,4 +309,11 @@ func (w *walker) fresh(path string) bool {
 		return false
 	}
 	return w.e.objs.Origin(w.fn, root.(ssa.Value)) != nil
+}
+
+// throughStored reports whether the lock at rest inside v is named through
+// a field stored with a named value (objects.Through).
+func throughStored(fn *ssa.Function, v ssa.Value, rest string, at ssa.Instruction) bool {
+	_, ok := objects.Through(fn, v, rest, at)
+	return ok
 }

@@ -63,7 +63,7 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 		broken := w.checkBefore(o, h, site.pos) // a declared order holds even for private locks
 		// A lock of an object no other goroutine can see yet neither
 		// waits for anyone nor makes anyone wait.
-		if w.private(h) || w.private(o) {
+		if w.private(h) || w.private(o) || h.Fresh {
 			continue
 		}
 		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,

@@ -119,6 +119,9 @@ type take struct {
 	test bool
 	// Sub is the value field holding the lock's struct (see Hold.Sub).
 	Sub string
+	// fresh: the lock of an object the function (or a callee) created and
+	// had not published at the acquisition (see Hold.Fresh).
+	fresh bool
 }
 
 // Bounds on what a take propagates through calls (a may-acquire several
@@ -196,9 +199,11 @@ func (f *funcInfo) addTake(t take) {
 			// Keep a production witness, then the most certain, then the
 			// shortest.
 			certain := t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len())
+			fresh := o.fresh && t.fresh // fresh only if fresh at every take
 			if o.test && !t.test || o.test == t.test && certain {
 				f.takes[i] = t
 			}
+			f.takes[i].fresh = fresh
 			return
 		}
 	}

@@ -101,7 +101,7 @@ func (w *walker) checkAccess(instr ssa.Instruction, s State) State {
 	case *ssa.FieldAddr:
 		v := lockop.FieldOf(x)
 		g := w.e.guardOf(v)
-		if g == nil || w.construction(x.X, x) {
+		if g == nil || w.construction(x.X, x, s) {
 			return s
 		}
 		var paths []string
@@ -263,8 +263,11 @@ func accessVerb(acc access) string {
 
 // construction reports whether base is (a field of) an object created in
 // this function and still private at instruction at: initialising it
-// before publication is not an access (see objects.Index.Private).
-func (w *walker) construction(base ssa.Value, at ssa.Instruction) bool {
+// before publication is not an access (see objects.Index.Private). A
+// publication into a guarded field under its guards, still held since
+// (underGuard), counts only once they are released: whoever finds the
+// object there holds them.
+func (w *walker) construction(base ssa.Value, at ssa.Instruction, s State) bool {
 	for range 16 {
 		fa, ok := base.(*ssa.FieldAddr)
 		if !ok {
@@ -276,7 +279,7 @@ func (w *walker) construction(base ssa.Value, at ssa.Instruction) bool {
 		return true // a stack temporary (a composite literal built before its copy): nobody else sees it
 	}
 	o, ok := w.e.objs.Origin(w.fn, base).(*ssa.Alloc) // allocated here: a constructor's result is not
-	return ok && w.e.objs.Private(o, at)
+	return ok && w.e.objs.PrivateUnless(o, at, func(pub ssa.Instruction) bool { return w.underGuard(pub, s) })
 }
 
 // guardPath is the path of the lock guarding a field of base, with

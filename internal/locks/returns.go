@@ -12,6 +12,7 @@ import (
 	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // Locks named through a result (+checklocksacquire:t.mu on
@@ -90,7 +91,14 @@ func (w *walker) checkResultLocks() {
 			if r.ret == nil || rl.index >= len(r.ret.Results) {
 				continue
 			}
-			h, ok := r.state.find(pathOf(w.fn, r.ret.Results[rl.index]) + rl.rest)
+			res := r.ret.Results[rl.index]
+			if nilConstant(res) {
+				continue // a nil result holds no lock
+			}
+			h, ok := r.state.find(pathOf(w.fn, res) + rl.rest)
+			if through, named := objects.Through(w.fn, res, rl.rest, r.ret); !ok && named {
+				h, ok = r.state.find(through) // h.ep.mu of h := &handshake{ep: e} is e.mu
+			}
 			if !ok || h.Maybe || rl.shared != h.Shared && !rl.shared {
 				w.findAtReturn(r, "acquires", rl.hold.Name+" is declared acquired but is not held on this return path")
 			}
@@ -112,9 +120,52 @@ func (w *walker) resultAcquires(call *ssa.Call, s State) State {
 		}
 		h := rl.hold
 		h.Path, h.Pos = pathOf(w.fn, base)+rl.rest, call.Pos()
+		if returnsNil(callee, rl.index) {
+			// A nil result holds no lock: held where the call reports
+			// success (its error nil, or else the result not nil).
+			h = w.heldOnSuccess(h, call, callee.Signature, base)
+		}
+		if through, ok := objects.Through(w.fn, base, rl.rest, call); ok {
+			if _, held := s.find(through); held {
+				continue // the callee names a lock its caller holds (gVisor's AssertLockHeld)
+			}
+			h.Path = through
+		}
 		s = s.with(h)
 	}
 	return s
+}
+
+// heldOnSuccess makes h, a lock in result value base of call, held
+// exactly where the caller's test says the call succeeded, as a
+// try-acquire (applyTryAcquires): its error is nil, or, for a function
+// with one result, that result is not nil. With another kind of error
+// result (gVisor's tcpip.Error) the test cannot be read: h is held, and a
+// path that does not release it is no leak (Try).
+func (w *walker) heldOnSuccess(h Hold, call *ssa.Call, sig *types.Signature, base ssa.Value) Hold {
+	if idx, successNil, ok := successResult(sig); ok && successNil {
+		if r := resultValue(call, idx); r != nil {
+			h.Maybe, h.tagKey, h.tagVal, h.tagNeg = true, w.condKey(r), nilConst, false
+			return h
+		}
+	}
+	if sig.Results().Len() == 1 {
+		h.Maybe, h.tagKey, h.tagVal, h.tagNeg = true, w.condKey(base), nilConst, true
+		return h
+	}
+	h.Try = true
+	return h
+}
+
+// returnsNil reports whether fn, a function with a body, returns the nil
+// constant as its result i on some path.
+func returnsNil(fn *ssa.Function, i int) bool {
+	for _, b := range fn.Blocks {
+		if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && i < len(ret.Results) && nilConstant(ret.Results[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // resultValue is the value of result i of call: the call itself, or the

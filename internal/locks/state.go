@@ -38,6 +38,10 @@ type Hold struct {
 	// Opaque: a sync.Locker interface value of unknown implementation
 	// (RLocker's Lock is re-entrant): never reported as a double lock.
 	Opaque bool
+	// Fresh: taken inside a callee on an object the callee made and had
+	// not yet handed to other code (take.fresh): it waits for no one and
+	// makes no one wait, so it is the end of no edge.
+	Fresh bool
 	// Keyed: the lock of one key of a container (lockop.Keyed): a helper
 	// leaving it held or releasing it does so by class (keyed.go).
 	Keyed bool

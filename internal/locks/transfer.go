@@ -44,6 +44,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		}
 	}
 	w.checkBlocking(instr, s)
+	w.noteGuardedStore(instr, s)
 	return w.checkAccess(instr, s)
 }
 
@@ -94,6 +95,12 @@ func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) Stat
 		return w.acquire(w.holdOf(lv, op.Shared(), pos), s)
 	case lockop.Unlock, lockop.RUnlock:
 		return w.release(w.holdOf(lv, op.Shared(), pos), pos, s)
+	case lockop.Downgrade:
+		if old, held := s.find(w.holdOf(lv, false, pos).Path); held && !old.Shared {
+			old.Shared = true
+			return s.with(old)
+		}
+		return s
 	}
 	return s // TryLock: modelled on the branch of its result (edgeState)
 }
@@ -109,7 +116,7 @@ func (w *walker) acquire(h Hold, s State) State {
 		w.edgesTo(s, h, h.Pos, nil, true, false)
 	}
 	if w.final {
-		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), test: w.e.inTest(h.Pos), Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h)})
 	}
 	s = s.taking(h.Class)
 	if old, held := s.find(h.Path); held && !old.Maybe {

@@ -44,6 +44,9 @@ type walker struct {
 	// dead: branches found impossible (cond.go), by predecessor and
 	// successor index; nil while there is none.
 	dead map[[2]int]bool
+	// guardedPubs: stores and map updates into a guarded field made with
+	// its guards held exclusively, with those holds (see underGuard).
+	guardedPubs map[ssa.Instruction][]Hold
 }
 
 type retState struct {
@@ -204,6 +207,12 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) (_ State, live bool) {
 		}
 		cond, negated = u.X, !negated
 	}
+	if cmp, ok := cond.(*ssa.BinOp); ok && (cmp.Op == token.EQL || cmp.Op == token.NEQ) {
+		if (p.Succs[0] == b) != negated == (cmp.Op == token.EQL) {
+			s = w.sameObject(cmp.X, cmp.Y, s)
+		}
+		return s, true
+	}
 	call, ok := cond.(*ssa.Call)
 	if !ok {
 		return s, true
@@ -228,6 +237,40 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) (_ State, live bool) {
 	}
 	h.Try = true
 	return s.with(h), true
+}
+
+// sameObject is s on a branch where pointers x and y are equal: a lock
+// held through one is held through the other too (`if e != locked {
+// panic(...) }` makes e.mu locked.mu, gVisor's AssertLockHeld). The copy
+// is held exactly where the comparison holds (Try: no leak, no
+// inconsistent return, no undeclared acquire of its own).
+func (w *walker) sameObject(x, y ssa.Value, s State) State {
+	if _, ok := x.Type().Underlying().(*types.Pointer); !ok || !types.Identical(x.Type(), y.Type()) || isConst(x) || isConst(y) {
+		return s // e == nil names no lock
+	}
+	px, py := pathOf(w.fn, x), pathOf(w.fn, y)
+	if px == "" || py == "" || px == py {
+		return s
+	}
+	for _, h := range s.holds {
+		for _, pair := range [][2]string{{px, py}, {py, px}} {
+			rest, ok := strings.CutPrefix(h.Path, pair[0])
+			if !ok || h.Maybe || rest != "" && rest[0] != '.' && rest[0] != '[' {
+				continue
+			}
+			if _, held := s.find(pair[1] + rest); !held {
+				c := h
+				c.Path, c.Try = pair[1]+rest, true
+				s = s.with(c)
+			}
+		}
+	}
+	return s
+}
+
+func isConst(v ssa.Value) bool {
+	_, ok := v.(*ssa.Const)
+	return ok
 }
 
 func (w *walker) block(b *ssa.BasicBlock, s State) State {

@@ -19,8 +19,10 @@
 //     loop iteration and published at the end of it is private again in
 //     the next). One publication rule for ownership's construction
 //     exemption and lockorder's unpublished locks.
-//   - Escapes: whether a package function hands a parameter to other code
-//     (so a call passing a fresh object publishes it).
+//   - Escapes and ParamFlow: whether a function hands a parameter to other
+//     code (so a call passing a fresh object publishes it), or only stores
+//     it into another parameter's memory (`e.ops.InitHandler(e)` keeps e
+//     inside e); other packages' functions answer through facts.
 //   - Const: the constant a parameter has at a call site, for guards that
 //     test a parameter directly (`if !locked { mu.Lock() }`).
 //   - LockerOf and CondLock: the lock a sync.Locker or a Cond's L was
@@ -50,9 +52,13 @@ type Index struct {
 
 	closures map[*ssa.Function]*ssa.MakeClosure // the one creation of each closure; nil when several
 	pubs     map[ssa.Value][]ssa.Instruction    // publications per origin
-	escapes  map[*ssa.Function][]int8           // per parameter, see Escapes
-	fields   *fieldOrigins                      // built on the first Via of a pointer field
-	lockers  map[*types.Var]*relLock            // Locker and Cond fields resolved (nil: unknown)
+	flows    map[*ssa.Function][]int            // per parameter, see ParamFlow
+	// intoParam: publications that store into the memory of a parameter
+	// of their function (its index), for ParamFlow.
+	intoParam map[ssa.Instruction]int
+	imported  func(*types.Func) []int // other packages' ParamFlow, from facts
+	fields    *fieldOrigins           // built on the first Via of a pointer field
+	lockers   map[*types.Var]*relLock // Locker and Cond fields resolved (nil: unknown)
 	// funcStores: func values stored into fields, vars and containers,
 	// built on the first FuncsOf.
 	funcStores *funcStores
@@ -65,7 +71,7 @@ func New(funcs []*ssa.Function, startsGoroutine func(*ssa.Function) bool) *Index
 		startsGoroutine = func(*ssa.Function) bool { return false }
 	}
 	x := &Index{funcs: funcs, funcSet: map[*ssa.Function]bool{}, startsGoroutine: startsGoroutine,
-		pubs: map[ssa.Value][]ssa.Instruction{}, escapes: map[*ssa.Function][]int8{}}
+		pubs: map[ssa.Value][]ssa.Instruction{}, flows: map[*ssa.Function][]int{}, intoParam: map[ssa.Instruction]int{}}
 	for _, fn := range funcs {
 		x.funcSet[fn] = true
 	}

@@ -60,6 +60,13 @@ func (x *Index) constructor(callee *ssa.Function) bool {
 // object, so an object made afresh in every loop iteration and published
 // at the end of one is private again in the next.
 func (x *Index) Private(origin ssa.Value, at ssa.Instruction) bool {
+	return x.PrivateUnless(origin, at, nil)
+}
+
+// PrivateUnless is Private, not counting the publications for which
+// harmless says so (a store into a guarded container under a lock the
+// caller knows is still held).
+func (x *Index) PrivateUnless(origin ssa.Value, at ssa.Instruction, harmless func(ssa.Instruction) bool) bool {
 	oi, ok := origin.(ssa.Instruction)
 	if !ok || at == nil || oi.Parent() != at.Parent() {
 		return false
@@ -67,7 +74,7 @@ func (x *Index) Private(origin ssa.Value, at ssa.Instruction) bool {
 	for _, pub := range x.publications(origin) {
 		// The publishing instruction itself sees the object shared: a
 		// call handing it over runs with it visible to others.
-		if pub == at || reachesAvoiding(pub, at, oi) {
+		if (pub == at || reachesAvoiding(pub, at, oi)) && (harmless == nil || !harmless(pub)) {
 			return false
 		}
 	}
@@ -121,12 +128,10 @@ func (x *Index) publications(origin ssa.Value) []ssa.Instruction {
 			case *ssa.Go, *ssa.Send, *ssa.MapUpdate:
 				pubs = append(pubs, r)
 			case *ssa.Defer:
-				if x.callPublishes(&u.Call, v) {
-					pubs = append(pubs, r)
-				}
+				pubs = append(pubs, x.callPublications(fn, r, &u.Call, v)...)
 			case *ssa.Call:
-				if x.callPublishes(&u.Call, v) {
-					pubs = append(pubs, r)
+				if p := x.callPublications(fn, r, &u.Call, v); len(p) > 0 {
+					pubs = append(pubs, p...)
 				} else if u.Call.Signature().Results().Len() > 0 && pointerLike(u.Type()) {
 					add(u) // the result may hold it
 				}
@@ -148,12 +153,23 @@ func (x *Index) storePublications(fn *ssa.Function, st *ssa.Store, add func(ssa.
 		add(cell)
 		return nil
 	}
-	if container := containerOf(st.Addr); container != nil {
+	return x.storeInto(fn, st, containerOf(st.Addr))
+}
+
+// storeInto classifies instruction at storing a value into the memory of
+// container (nil: unknown memory): a fresh object's (its publications
+// count), a parameter's (a publication ParamFlow reads as "into that
+// parameter"), anything else (a publication).
+func (x *Index) storeInto(fn *ssa.Function, at ssa.Instruction, container ssa.Value) []ssa.Instruction {
+	j := FlowEscapes
+	if container != nil {
 		if o := x.Origin(fn, container); o != nil {
 			return x.publications(o)
 		}
+		j = paramIndex(fn, Underlying(container))
 	}
-	return []ssa.Instruction{st}
+	x.markInto(at, max(j, FlowEscapes))
+	return []ssa.Instruction{at}
 }
 
 // containerOf returns the object whose memory addr points into (through
@@ -175,42 +191,74 @@ func containerOf(addr ssa.Value) ssa.Value {
 	return nil
 }
 
-// callPublishes reports whether a call handing v to its callee publishes
-// it: a closure over it given to an asynchronous API, or an argument the
-// callee lets escape (a package function's summary says; another
-// package's function is assumed to keep it, except for methods of the
-// object's own fields (c.mu.Lock(), c.buf.Write(p)) and the standard
-// library's functions that only read their arguments).
-func (x *Index) callPublishes(call *ssa.CallCommon, v ssa.Value) bool {
+// callPublications returns the publications of v by call (instruction
+// at): a closure over it given to an asynchronous API, an argument the
+// callee lets escape (a package function's ParamFlow, another package's
+// ParamFlows fact; without one it is assumed to keep it, except for
+// methods of the object's own fields (c.mu.Lock(), c.buf.Write(p)) and the
+// standard library's functions that only read their arguments), or the
+// publications of storing it into another argument's memory when that is
+// all the callee does with it (`e.ops.InitHandler(e)`).
+func (x *Index) callPublications(fn *ssa.Function, at ssa.Instruction, call *ssa.CallCommon, v ssa.Value) []ssa.Instruction {
+	flow := x.callFlow(call, v)
+	switch {
+	case flow == FlowStays:
+		return nil
+	case flow >= 0 && flow < len(call.Args):
+		return x.storeInto(fn, at, containerOf(call.Args[flow]))
+	}
+	x.markInto(at, FlowEscapes) // whatever else the call does with other arguments
+	return []ssa.Instruction{at}
+}
+
+// callFlow is what call does with v, one of its arguments or its callee
+// (see ParamFlow; flows index call.Args).
+func (x *Index) callFlow(call *ssa.CallCommon, v ssa.Value) int {
 	if mc, ok := v.(*ssa.MakeClosure); ok {
 		if fn, ok := mc.Fn.(*ssa.Function); ok && x.startsGoroutine(fn) {
-			return true
+			return FlowEscapes
 		}
 	}
 	if call.IsInvoke() {
-		return call.Value == v || argIndex(call.Args, v) >= 0
+		if call.Value == v || argIndex(call.Args, v) >= 0 {
+			return FlowEscapes
+		}
+		return FlowStays
 	}
 	callee := call.StaticCallee()
 	if callee == nil {
-		return call.Value != v // calling it is no publication; passing it to an unknown func is
+		if call.Value != v {
+			return FlowEscapes // passing it to an unknown func is publishing
+		}
+		return FlowStays // calling it is no publication
 	}
 	if o := callee.Origin(); o != nil {
 		callee = o
 	}
 	i := argIndex(call.Args, v)
 	if i < 0 {
-		return false // v is the callee (a closure called in place)
+		return FlowStays // v is the callee (a closure called in place)
 	}
 	if x.funcSet[callee] {
 		if m := boundTarget(callee); m != nil {
-			callee = m
+			return boolFlow(x.Escapes(m, i))
 		}
-		return x.Escapes(callee, i)
+		return x.ParamFlow(callee, i)
 	}
 	if _, isField := v.(*ssa.FieldAddr); isField && i == 0 && callee.Signature.Recv() != nil {
-		return false // a method of one of the object's own fields
+		return FlowStays // a method of one of the object's own fields
 	}
-	return !readOnly(callee)
+	if readOnly(callee) {
+		return FlowStays
+	}
+	return x.importedFlow(callee, i)
+}
+
+func boolFlow(escapes bool) int {
+	if escapes {
+		return FlowEscapes
+	}
+	return FlowStays
 }
 
 func argIndex(args []ssa.Value, v ssa.Value) int {

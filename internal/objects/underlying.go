@@ -148,42 +148,11 @@ func closureStores(mc *ssa.MakeClosure, cell ssa.Value) bool {
 
 // fieldStoredOnce returns the value stored into field fa of a fresh
 // object when that is the field's only store in the function and the
-// store comes before load in the same block or in a dominating one.
+// store comes before load in the same block or in a dominating one; for an
+// object a call returned, the argument the callee stored there
+// (callFieldArg).
 func fieldStoredOnce(fa *ssa.FieldAddr, load *ssa.UnOp) ssa.Value {
-	obj, ok := fa.X.(*ssa.Alloc)
-	if !ok || IsCell(obj) {
-		return nil
-	}
-	var store *ssa.Store
-	for _, r := range *obj.Referrers() {
-		switch u := r.(type) {
-		case *ssa.FieldAddr:
-			if u.Field != fa.Field {
-				continue
-			}
-			for _, rr := range *u.Referrers() {
-				switch s := rr.(type) {
-				case *ssa.Store:
-					if s.Addr != u || store != nil {
-						return nil
-					}
-					store = s
-				case *ssa.UnOp, *ssa.DebugRef:
-				default:
-					return nil // the field's address escapes
-				}
-			}
-		case *ssa.DebugRef:
-		case *ssa.Store:
-			if u.Addr == obj {
-				return nil // the whole object overwritten
-			}
-		}
-	}
-	if store == nil || !before(store, load) {
-		return nil
-	}
-	return store.Val
+	return storedField(fa.X, fa.Field, load, 0)
 }
 
 // before reports whether a runs before b on every path: same block and
@@ -276,13 +245,23 @@ func (x *Index) Resolve(fn *ssa.Function, v ssa.Value) (*ssa.Function, ssa.Value
 // path with the rest of rest ("p0.mu" for (&API{c: c}).c.mu). ok is false
 // when rest does not go through such a field.
 func Through(fn *ssa.Function, v ssa.Value, rest string, at ssa.Instruction) (string, bool) {
-	obj, ok := Underlying(v).(*ssa.Alloc)
-	if !ok || IsCell(obj) || at == nil || !strings.HasPrefix(rest, ".") {
+	if at == nil || !strings.HasPrefix(rest, ".") {
 		return "", false
 	}
 	name, tail := rest[1:], ""
 	if i := strings.IndexAny(name, ".["); i >= 0 {
 		name, tail = name[:i], name[i:]
+	}
+	if call, ok := Underlying(v).(*ssa.Call); ok {
+		// An object a call returned: the argument its callee stored there.
+		if arg := callFieldArg(call, fieldIndex(call.Type(), name), 0); arg != nil && named(arg) {
+			return PathOf(fn, arg) + tail, true
+		}
+		return "", false
+	}
+	obj, ok := Underlying(v).(*ssa.Alloc)
+	if !ok || IsCell(obj) {
+		return "", false
 	}
 	var store *ssa.Store
 	for _, r := range *obj.Referrers() {
@@ -307,4 +286,17 @@ func Through(fn *ssa.Function, v ssa.Value, rest string, at ssa.Instruction) (st
 		return "", false
 	}
 	return PathOf(fn, store.Val) + tail, true
+}
+
+// fieldIndex is the index of the field called name in the struct t points
+// to, or -1.
+func fieldIndex(t types.Type, name string) int {
+	if st := StructOf(t); st != nil {
+		for i := range st.NumFields() {
+			if st.Field(i).Name() == name {
+				return i
+			}
+		}
+	}
+	return -1
 }

@@ -103,3 +103,18 @@ func Origin(obj types.Object) types.Object {
 	}
 	return obj
 }
+
+// ImportedParamFlows returns what another package's function does with its
+// parameters, from the ParamFlows fact its package exported; nil when
+// unknown.
+func (p *Package) ImportedParamFlows(fn *types.Func) []int {
+	fn = fn.Origin()
+	if fn.Pkg() == nil || fn.Pkg() == p.Pass.Pkg {
+		return nil
+	}
+	var f facts.ParamFlows
+	if p.Pass.ImportObjectFact(fn, &f) {
+		return f.Flows
+	}
+	return nil
+}

@@ -180,6 +180,7 @@ func Compute(p *program.Package, table *Table) *Contexts {
 		escapes: map[*ssa.Function]bool{},
 	}}
 	b.c.Objects = objects.New(p.Funcs, b.c.startsGoroutine)
+	b.c.Objects.SetImported(p.ImportedParamFlows)
 	for _, fn := range p.Funcs {
 		b.scan(fn)
 	}

@@ -48,6 +48,7 @@ func run(pass *analysis.Pass) (any, error) {
 	exportAsync(pass, set)
 	p := program.New(pass, pass.ResultOf[buildssa.Analyzer].(*buildssa.SSA), set, decls)
 	ctx := roots.Compute(p, roots.Default)
+	exportParamFlows(pass, p, ctx.Objects)
 	res := &Result{Package: p, Contexts: ctx}
 	res.Ownership = ownership.Summarize(p, ctx)
 	res.Locks = locks.Summarize(p, ctx)

@@ -21,6 +21,12 @@ func TestLeafLocks(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), summary.Analyzer, "leaflocks")
 }
 
+// TestParamFlows checks what the ParamFlows facts say exported functions
+// do with their parameters, and that none is exported when all escape.
+func TestParamFlows(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), summary.Analyzer, "paramflows")
+}
+
 func TestImportedRole(t *testing.T) {
 	results := analysistest.Run(t, analysistest.TestData(), summary.Analyzer, "roleuse")
 	for _, r := range results {

@@ -24,7 +24,7 @@ type T struct {
 }
 
 // Nested orders outer before inner: outer stays in the fact, inner goes.
-func (t *T) Nested() { // want Nested:"locks\\(takes=leaflocks.T.outer\\)"
+func (t *T) Nested() { // want Nested:"locks\\(takes=leaflocks.T.outer\\)" Nested:"flows\\(stays\\)"
 	t.outer.Lock()
 	t.inner.Lock()
 	t.inner.Unlock()
@@ -32,7 +32,7 @@ func (t *T) Nested() { // want Nested:"locks\\(takes=leaflocks.T.outer\\)"
 }
 
 // Public takes the exported lock: kept.
-func (t *T) Public() { // want Public:"locks\\(takes=leaflocks.T.Exp\\)"
+func (t *T) Public() { // want Public:"locks\\(takes=leaflocks.T.Exp\\)" Public:"flows\\(stays\\)"
 	t.Exp.Lock()
 	t.Exp.Unlock()
 }
@@ -41,11 +41,11 @@ func (t *T) Public() { // want Public:"locks\\(takes=leaflocks.T.Exp\\)"
 // and deadlock by calling Use, so it is kept everywhere.
 type U struct{ mu sync.Mutex }
 
-func (u *U) Acquire() { // want Acquire:"locks\\(acquires=recv.mu takes=leaflocks.U.mu\\)"
+func (u *U) Acquire() { // want Acquire:"locks\\(acquires=recv.mu takes=leaflocks.U.mu\\)" Acquire:"flows\\(stays\\)"
 	u.mu.Lock()
 }
 
-func (u *U) Use() { // want Use:"locks\\(takes=leaflocks.U.mu\\)"
+func (u *U) Use() { // want Use:"locks\\(takes=leaflocks.U.mu\\)" Use:"flows\\(stays\\)"
 	u.mu.Lock()
 	u.mu.Unlock()
 }

@@ -12,5 +12,5 @@ type Poller struct {
 // Poll is the poll goroutine.
 //
 //confined:entry poll
-func (p *Poller) Poll() { // want Poll:"decl\\(entry poll\\)"
+func (p *Poller) Poll() { // want Poll:"decl\\(entry poll\\)" Poll:"flows\\(stays\\)"
 }
