@@ -221,9 +221,19 @@ func (w *walker) finishReturns() {
 		}
 		w.checkReturnStates(w.notReturnState(declared, leaked, outer))
 	}
-	// The summary: declared effects, plus locks held on every return.
+	// The summary: declared effects, plus locks held on every return. A
+	// declared acquire the function makes exactly when it reports success
+	// (vfs.PrepareDeleteDentry: `return EBUSY` before taking d.mu) goes to
+	// callers as the try-acquire it is.
 	for _, d := range sortedHolds(mustHold) {
-		w.info.acquires = append(w.info.acquires, d)
+		switch {
+		case hasTry(w.info.tries, d.Path):
+		case w.declaredOnSuccess(d.Path):
+			idx, successNil, _ := successResult(w.fn.Signature)
+			w.info.tries = append(w.info.tries, tryAcquire{Hold: d, Result: idx, Nil: successNil})
+		default:
+			w.info.acquires = append(w.info.acquires, d)
+		}
 	}
 	if len(w.rets) > 0 {
 		for _, h := range w.rets[0].state.holds {

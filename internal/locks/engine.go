@@ -255,8 +255,11 @@ func (e *engine) find(pos token.Pos, rule, msg string, chain ...diag.Hop) {
 // findAlso records a finding that other positions (a cycle's other
 // witnesses) also name: an ignore at any of them silences it.
 func (e *engine) findAlso(pos token.Pos, rule, msg string, also []token.Pos, chain ...diag.Hop) {
+	n := len(e.findings)
 	e.find(pos, rule, msg, chain...)
-	e.findings[len(e.findings)-1].Also = also
+	if len(e.findings) > n { // not dropped on a +checklocksforce line
+		e.findings[len(e.findings)-1].Also = also
+	}
 }
 
 // foldIntoExcludes makes a self-deadlock at a call that already broke the

@@ -9,7 +9,10 @@ import (
 // A gate lock: when every edge of a cycle is taken while one more lock G
 // is held exclusively (G.Lock(); A.Lock(); B.Lock() in one function,
 // G.Lock(); B.Lock(); A.Lock() in another), the two orders never run at
-// the same time and the cycle cannot deadlock. A lock counts as held at
+// the same time and the cycle cannot deadlock. Held for reading at some
+// edges is enough when another edge holds it for writing: a rename under
+// renameMu.Lock() never runs beside an unlink under renameMu.RLock(), so
+// no two witnesses that would have to wait on each other run at once. A lock counts as held at
 // an edge when the witnessing function holds it there, or when it is held
 // on entry: the function releases it without taking it (an Unlock helper
 // runs under its caller's lock), or it is unexported and every call of it
@@ -19,16 +22,23 @@ import (
 // gateWitness is a function that witnessed an edge, or called a
 // function, holding the exclusive lock classes held.
 type gateWitness struct {
-	fn   *ssa.Function
-	held []string
+	fn     *ssa.Function
+	held   []string
+	shared []string // classes held surely, for reading only
 }
 
 // exclusiveClasses lists the classes held for sure and exclusively in
 // holds, but for the ones named in except.
 func exclusiveClasses(holds []Hold, except ...string) []string {
+	return classesHeld(holds, false, except)
+}
+
+// classesHeld lists the classes held for sure in holds, exclusively or
+// (shared) for reading only, but for the ones named in except.
+func classesHeld(holds []Hold, shared bool, except []string) []string {
 	var out []string
 	for _, h := range holds {
-		if h.Maybe || h.Shared || h.Class == "" || slices.Contains(except, h.Class) {
+		if h.Maybe || h.Shared != shared || h.Class == "" || slices.Contains(except, h.Class) {
 			continue
 		}
 		if !slices.Contains(out, h.Class) {
@@ -43,7 +53,8 @@ func (w *walker) noteEdgeGates(x edge, holds []Hold) {
 	if w.e.gates == nil {
 		w.e.gates = map[edgeKey][]gateWitness{}
 	}
-	w.e.gates[x.key()] = append(w.e.gates[x.key()], gateWitness{fn: w.fn, held: exclusiveClasses(holds, x.From, x.To)})
+	except := []string{x.From, x.To}
+	w.e.gates[x.key()] = append(w.e.gates[x.key()], gateWitness{fn: w.fn, held: classesHeld(holds, false, except), shared: classesHeld(holds, true, except)})
 }
 
 // noteCallSite records what a call of fn holds.
@@ -55,33 +66,38 @@ func (w *walker) noteCallSite(fn *ssa.Function, holds []Hold) {
 }
 
 // gated reports whether one lock class is held at every witness of every
-// edge of c.
+// edge of c, exclusively at every witness of at least one edge.
 func (e *engine) gated(c cycle) bool {
-	var common []string
+	var common []string                     // held in some mode at every witness so far
+	exclusiveSomewhere := map[string]bool{} // held exclusively at every witness of an edge
 	for i, x := range c.edges {
 		ws := e.gates[x.key()]
 		if !local(x) || len(ws) == 0 {
 			return false
 		}
-		var g []string
+		var anyMode, exclusive []string
 		for j, w := range ws {
-			held := unionClasses(w.held, e.entryHeld(w.fn, map[*ssa.Function]bool{}))
+			ex := unionClasses(w.held, e.entryHeld(w.fn, map[*ssa.Function]bool{}))
+			all := unionClasses(ex, w.shared)
 			if j == 0 {
-				g = held
+				anyMode, exclusive = all, ex
 			} else {
-				g = intersectClasses(g, held)
+				anyMode, exclusive = intersectClasses(anyMode, all), intersectClasses(exclusive, ex)
 			}
 		}
+		for _, class := range exclusive {
+			exclusiveSomewhere[class] = true
+		}
 		if i == 0 {
-			common = g
+			common = anyMode
 		} else {
-			common = intersectClasses(common, g)
+			common = intersectClasses(common, anyMode)
 		}
 		if len(common) == 0 {
 			return false
 		}
 	}
-	return len(common) > 0
+	return slices.ContainsFunc(common, func(class string) bool { return exclusiveSomewhere[class] })
 }
 
 // entryHeld lists the exclusive classes held whenever fn runs (see above).

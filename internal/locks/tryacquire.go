@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/constant"
+	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
@@ -117,6 +118,33 @@ func (w *walker) heldOnSuccessOnly(path string, idx int, successNil bool) bool {
 	return succ > 0 && fail > 0
 }
 
+// declaredOnSuccess reports whether a declared acquire of path is missing
+// exactly on failure returns (vfs.PrepareRenameDentry: `return EBUSY`
+// before taking anything; on success `to.mu` only when to is not nil,
+// which the declaration promises): held, or maybe held, on every other.
+func (w *walker) declaredOnSuccess(path string) bool {
+	idx, successNil, ok := successResult(w.fn.Signature)
+	if !ok {
+		return false
+	}
+	fail := 0
+	for _, r := range w.rets {
+		if r.ret == nil || idx >= len(r.ret.Results) {
+			return false
+		}
+		isNil, known := nilness(r.ret.Results[idx])
+		failure := !known && successNil || known && isNil != successNil
+		_, held := r.state.find(path)
+		switch {
+		case !held && failure:
+			fail++
+		case !held:
+			return false
+		}
+	}
+	return fail > 0
+}
+
 // successReturn reports whether r reports success (see successResult): a
 // lock still held there may be meant to go with what it returns, so only
 // failure returns holding a lock other paths release are leaks.
@@ -133,7 +161,7 @@ func (w *walker) successReturn(r retState) bool {
 // (a fresh allocation); known is false otherwise. An error value that is
 // not the nil constant counts as non-nil: error paths return errors.
 func nilness(v ssa.Value) (isNil, known bool) {
-	v = objects.Underlying(v)
+	v = objects.Underlying(resultSlotValue(v))
 	if c, ok := v.(*ssa.Const); ok {
 		return c.IsNil(), c.IsNil()
 	}
@@ -142,6 +170,28 @@ func nilness(v ssa.Value) (isNil, known bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// resultSlotValue is what a function with defers returns: SSA stores the
+// result into a slot, runs the defers and returns a load of the slot; the
+// value stored last before that load in its block (when no closure can
+// change the slot), else v itself.
+func resultSlotValue(v ssa.Value) ssa.Value {
+	ld, ok := v.(*ssa.UnOp)
+	if !ok || ld.Op != token.MUL || ld.Block() == nil {
+		return v
+	}
+	slot, ok := ld.X.(*ssa.Alloc)
+	if !ok || slot.Heap {
+		return v // a heap slot: a deferred closure may set it
+	}
+	instrs := ld.Block().Instrs
+	for i := objects.InstrIndex(ld.Block(), ld) - 1; i >= 0; i-- {
+		if st, ok := instrs[i].(*ssa.Store); ok && st.Addr == slot {
+			return st.Val
+		}
+	}
+	return v
 }
 
 // applyTryAcquires makes the callee's try-acquired locks maybe-held after

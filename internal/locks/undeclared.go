@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -35,18 +36,35 @@ func (w *walker) reportUndeclaredAcquires(count map[string]int, declared map[str
 			if w.returned(h.Path, r) || w.successReturn(r) {
 				continue
 			}
-			w.findAtReturn(r, "acquires", h.Name+" taken at "+w.e.at(h.Pos)+" is still held when the function returns, but the function does not declare it: "+
-				h.Name+" is annotated (a guard or a function names it), so declare //confined:"+acquireVerb(h)+" "+w.declaredName(h)+" (or +checklocksacquire) or release it",
-				diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+			w.reportUndeclaredAt(r, h, "")
 		}
 	}
+	// Held exactly on the success returns (a try-acquire): the same rule,
+	// at those returns.
+	for _, t := range w.info.tries {
+		if _, ok := declared[t.Path]; ok || t.Try || t.Class == "" || w.fresh(t.Path) || w.e.forced(t.Pos) || !w.e.guardsAnnotated(t.Class) {
+			continue
+		}
+		for _, r := range w.rets {
+			if h, held := r.state.find(t.Path); held && !h.Maybe && !w.returned(t.Path, r) {
+				w.reportUndeclaredAt(r, h, " on success")
+			}
+		}
+	}
+}
+
+func (w *walker) reportUndeclaredAt(r retState, h Hold, when string) {
+	w.findAtReturn(r, "acquires", h.Name+" taken at "+w.e.at(h.Pos)+" is still held when the function returns"+when+", but the function does not declare it: "+
+		h.Name+" is annotated (a guard or a function names it), so declare //confined:"+acquireVerb(h)+" "+w.declaredName(h)+" (or +checklocksacquire) or release it",
+		diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
 }
 
 // undeclaredCandidate says whether hold h, left held on every return,
 // needs a declaration: taken here on every path (not by TryLock or a
 // callee acquiring on success, not lent, not the caller's, not forced by a
 // checklocksforce comment, not a second take already reported as a double
-// lock),
+// lock, not the caller's lock let go and taken back around a slow call,
+// as a "Locked" helper that may unlock and relock does),
 // of an object the function does not create, and of a lock annotations
 // name.
 func (w *walker) undeclaredCandidate(h Hold) bool {
@@ -55,6 +73,9 @@ func (w *walker) undeclaredCandidate(h Hold) bool {
 	}
 	if _, atEntry := w.entry.find(h.Path); atEntry {
 		return false
+	}
+	if slices.ContainsFunc(w.info.releases, func(r Hold) bool { return r.Path == h.Path }) {
+		return false // held by the caller on entry (its unlock here says so), held again on return
 	}
 	return !w.fresh(h.Path) && w.e.guardsAnnotated(h.Class)
 }
@@ -66,7 +87,40 @@ func (e *engine) guardsAnnotated(class string) bool {
 	if v := e.classVars[class]; v != nil {
 		return e.guardsAnnotatedVar(v)
 	}
+	if v := e.importedClassVar(class); v != nil {
+		return e.guardsAnnotatedVar(v)
+	}
 	return false
+}
+
+// importedClassVar finds the field of another package's named struct a
+// class key names ("pkgpath.Type.field"), when this function's package
+// imports that package directly: a lock a callee leaves held, which this
+// package never selects itself.
+func (e *engine) importedClassVar(class string) *types.Var {
+	for _, pkg := range e.p.Pass.Pkg.Imports() {
+		rest, ok := strings.CutPrefix(class, pkg.Path()+".")
+		if !ok {
+			continue
+		}
+		typeName, field, ok := strings.Cut(rest, ".")
+		if !ok || strings.Contains(field, ".") {
+			return nil
+		}
+		tn, ok := pkg.Scope().Lookup(typeName).(*types.TypeName)
+		if !ok {
+			return nil
+		}
+		if st, ok := tn.Type().Underlying().(*types.Struct); ok {
+			for f := range st.Fields() {
+				if f.Name() == field {
+					return f
+				}
+			}
+		}
+		return nil
+	}
+	return nil
 }
 
 // guardsAnnotatedVar is guardsAnnotated for the lock field or var v.
