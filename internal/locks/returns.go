@@ -237,12 +237,16 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
 // locks left held by a callee without a declaration (inferred helpers),
 // locks with a declared effect, declared through a result, already
 // reported as leaked, of an object the function creates, or of a value
-// that does not exist on every path to the return; and locks whose unlock
-// is deferred (a lock-plus-conditional-defer pair).
+// that does not exist on every path to the return; locks a
+// +checklocksforce asserts held; and locks whose unlock is deferred (a
+// lock-plus-conditional-defer pair).
 func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Hold, retState) bool {
 	return func(h Hold, r retState) bool {
 		if h.Try || h.Loop || h.Lent || h.Inferred || declared[h.Path] || leaked[h.Path] || outer[h.Path] {
 			return true
+		}
+		if w.e.forced(h.Pos) {
+			return true // asserted held by a +checklocksforce, not taken here
 		}
 		// Held exactly where a callee's success says, or acquired on
 		// success here (tryacquire.go).

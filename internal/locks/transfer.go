@@ -68,6 +68,9 @@ func returnPos(fn *ssa.Function, r *ssa.Return) token.Pos {
 func (e *engine) classify(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
 	op, lv := lockop.Classify(call)
 	if op == lockop.None {
+		if op, lv := e.boundLockOp(call); op != lockop.None {
+			return op, lv
+		}
 		return e.nestedOp(call)
 	}
 	if call.IsInvoke() || !e.hasEffect(call.StaticCallee()) || e.guardWrapper(call.StaticCallee(), lv) {
