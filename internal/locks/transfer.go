@@ -164,7 +164,14 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 			s.released = remove(s.released, h.Path)
 			return s
 		}
-		return s.without(h.Path)
+		s = s.without(h.Path)
+		if e, atEntry := w.entry.find(h.Path); atEntry && e.Pos == old.Pos {
+			// The caller's lock, declared held on entry, let go here: what
+			// is taken next is not taken under it (ptraceSignalLocked
+			// drops the signal mutex before locking the TaskSet).
+			s = s.releasedOuter(h.Path)
+		}
+		return s
 	}
 	if o, ok := s.underOtherName(h); ok {
 		return s.without(o.Path)
