@@ -46,6 +46,12 @@ func classify(addr ssa.Value, depth int, checked func(*ssa.Function) bool) acces
 			acc.read = true
 		case *ssa.FieldAddr, *ssa.IndexAddr:
 			sub := classify(r.(ssa.Value), 0, checked)
+			if _, field := r.(*ssa.FieldAddr); field {
+				// atomic.LoadPointer(&v.mounts.slots) is an atomic use of
+				// slots, not of mounts: whether mounts must be declared
+				// atomic is not its business.
+				sub.atomicFn = false
+			}
 			if _, elem := r.(*ssa.IndexAddr); elem && depth == 1 && !sub.stored {
 				// &s.buf[i] kept or passed on: the slice field is read (as
 				// in checklocks); a store into the element still writes.
