@@ -29,7 +29,7 @@ func TestScenarios(t *testing.T) {
 // behaviour, each with findings and silent correct code (issue 15).
 func TestChecklocks(t *testing.T) {
 	for _, pkg := range []string{"checklocks_globals", "checklocks_multiguard", "checklocks_results", "checklocks_closures",
-		"checklocks_force", "checklocks_musthold", "checklocks_instances", "checklocks_returns", "checklocks_ignore", "checklocks_inferred", "checklocks_wrapper", "checklocks_identity", "checklocks_prepare", "checklocks_forcedreturn",
+		"checklocks_force", "checklocks_musthold", "checklocks_instances", "checklocks_returns", "checklocks_ignore", "checklocks_inferred", "checklocks_wrapper", "checklocks_identity", "checklocks_prepare", "checklocks_forcedreturn", "checklocks_downgrade",
 		"checklocks_atomic", "checklocks_alias", "checklocks_excludes", "checklocks_readany"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
