@@ -78,15 +78,18 @@ func (e *engine) declaredGuard(v *types.Var) *guard {
 // style) have their other fields' atomic use checked.
 func (e *engine) optedIn(field *types.Var) bool {
 	owner := lockop.OwnerType(field)
-	if owner == nil {
-		return false
-	}
-	st, ok := owner.Underlying().(*types.Struct)
+	return owner != nil && e.guardsSomeField(owner, field)
+}
+
+// guardsSomeField reports whether the struct t (a named struct type)
+// declares a guard on one of its fields other than except.
+func (e *engine) guardsSomeField(t types.Type, except *types.Var) bool {
+	st, ok := t.Underlying().(*types.Struct)
 	if !ok {
 		return false
 	}
 	for f := range st.Fields() {
-		if f != field && e.declaredGuard(f) != nil {
+		if f != except && e.declaredGuard(f) != nil {
 			return true
 		}
 	}

@@ -1,12 +1,9 @@
 package locks
 
 import (
-	"go/token"
-
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/lockop"
-	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // A new object stored into a guarded container (`a.endpoints[k] = st`
@@ -17,19 +14,14 @@ import (
 // noteGuardedStore records a store or map update into a guarded field
 // made with every guard of the field held exclusively.
 func (w *walker) noteGuardedStore(instr ssa.Instruction, s State) {
-	var addr ssa.Value
+	var fa *ssa.FieldAddr
 	switch x := instr.(type) {
 	case *ssa.Store:
-		addr = x.Addr
+		fa, _ = x.Addr.(*ssa.FieldAddr)
 	case *ssa.MapUpdate:
-		if ld, ok := objects.Underlying(x.Map).(*ssa.UnOp); ok && ld.Op == token.MUL {
-			addr = ld.X
-		}
-	default:
-		return
+		fa = fieldLoad(x.Map) // r.entries[k] = e: the map loaded from r.entries
 	}
-	fa, ok := addr.(*ssa.FieldAddr)
-	if !ok {
+	if fa == nil {
 		return
 	}
 	g := w.e.guardOf(lockop.FieldOf(fa))

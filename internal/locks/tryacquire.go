@@ -95,20 +95,17 @@ func hasTry(ts []tryAcquire, path string) bool {
 func (w *walker) heldOnSuccessOnly(path string, idx int, successNil bool) bool {
 	succ, fail := 0, 0
 	for _, r := range w.rets {
-		if r.ret == nil || idx >= len(r.ret.Results) {
+		success, failure, ok := outcome(r, idx, successNil)
+		if !ok {
 			return false
 		}
-		result := r.ret.Results[idx]
-		isNil, known := nilness(result)
-		success := known && isNil == successNil
-		failure := !known && successNil || known && isNil != successNil
 		h, held := r.state.find(path)
 		switch {
 		case !held && failure:
 			fail++
 		case held && !h.Maybe && success:
 			succ++
-		case held && h.Maybe && h.tagKey != "" && h.tagKey == w.condKey(result) &&
+		case held && h.Maybe && h.tagKey != "" && h.tagKey == w.condKey(r.ret.Results[idx]) &&
 			h.tagNeg != successNil && sameConst(h.tagVal, nilConst):
 			succ++ // a callee's try-acquire, passed on with its result
 		default:
@@ -129,11 +126,10 @@ func (w *walker) declaredOnSuccess(path string) bool {
 	}
 	fail := 0
 	for _, r := range w.rets {
-		if r.ret == nil || idx >= len(r.ret.Results) {
+		_, failure, ok := outcome(r, idx, successNil)
+		if !ok {
 			return false
 		}
-		isNil, known := nilness(r.ret.Results[idx])
-		failure := !known && successNil || known && isNil != successNil
 		_, held := r.state.find(path)
 		switch {
 		case !held && failure:
@@ -150,11 +146,24 @@ func (w *walker) declaredOnSuccess(path string) bool {
 // failure returns holding a lock other paths release are leaks.
 func (w *walker) successReturn(r retState) bool {
 	idx, successNil, ok := successResult(w.fn.Signature)
-	if !ok || r.ret == nil || idx >= len(r.ret.Results) {
+	if !ok {
 		return false
 	}
+	success, _, _ := outcome(r, idx, successNil)
+	return success
+}
+
+// outcome says whether return r reports success or failure by its result
+// idx (see successResult): surely success when that result is known to be
+// as success has it, failure when known otherwise or, for an error, not
+// the nil constant (error paths return errors). ok is false for a return
+// without that result.
+func outcome(r retState, idx int, successNil bool) (success, failure, ok bool) {
+	if r.ret == nil || idx >= len(r.ret.Results) {
+		return false, false, false
+	}
 	isNil, known := nilness(r.ret.Results[idx])
-	return known && isNil == successNil
+	return known && isNil == successNil, !known && successNil || known && isNil != successNil, true
 }
 
 // nilness says whether v is the nil constant (isNil) or surely not nil

@@ -84,13 +84,14 @@ func (w *walker) undeclaredCandidate(h Hold) bool {
 // of a field of its own struct or of a package var of this package, or by
 // a function's declaration of this package.
 func (e *engine) guardsAnnotated(class string) bool {
-	if v := e.classVars[class]; v != nil {
-		return e.guardsAnnotatedVar(v)
+	if b, ok := e.annotatedLocks[class]; ok {
+		return b
 	}
-	if v := e.importedClassVar(class); v != nil {
-		return e.guardsAnnotatedVar(v)
+	v := e.classVars[class]
+	if v == nil {
+		v = e.importedClassVar(class)
 	}
-	return false
+	return v != nil && e.guardsAnnotatedVar(v)
 }
 
 // importedClassVar finds the field of another package's named struct a

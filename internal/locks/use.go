@@ -2,7 +2,6 @@ package locks
 
 import (
 	"go/token"
-	"go/types"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -142,19 +141,7 @@ func (e *engine) checksOwnAccesses(fn *ssa.Function) bool {
 		return true
 	}
 	n := objects.NamedOf(fn.Signature.Recv().Type())
-	if n == nil {
-		return false
-	}
-	st, ok := n.Underlying().(*types.Struct)
-	if !ok {
-		return false
-	}
-	for f := range st.Fields() {
-		if e.declaredGuard(f) != nil {
-			return true
-		}
-	}
-	return false
+	return n != nil && e.guardsSomeField(n, nil)
 }
 
 // writesReceiver reports whether fn, a method of this package, stores

@@ -245,7 +245,7 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) (_ State, live bool) {
 // is held exactly where the comparison holds (Try: no leak, no
 // inconsistent return, no undeclared acquire of its own).
 func (w *walker) sameObject(x, y ssa.Value, s State) State {
-	if _, ok := x.Type().Underlying().(*types.Pointer); !ok || !types.Identical(x.Type(), y.Type()) || isConst(x) || isConst(y) {
+	if _, ok := x.Type().Underlying().(*types.Pointer); !ok || !types.Identical(x.Type(), y.Type()) || nilConstant(x) || nilConstant(y) {
 		return s // e == nil names no lock
 	}
 	px, py := pathOf(w.fn, x), pathOf(w.fn, y)
@@ -266,11 +266,6 @@ func (w *walker) sameObject(x, y ssa.Value, s State) State {
 		}
 	}
 	return s
-}
-
-func isConst(v ssa.Value) bool {
-	_, ok := v.(*ssa.Const)
-	return ok
 }
 
 func (w *walker) block(b *ssa.BasicBlock, s State) State {

@@ -252,40 +252,18 @@ func Through(fn *ssa.Function, v ssa.Value, rest string, at ssa.Instruction) (st
 	if i := strings.IndexAny(name, ".["); i >= 0 {
 		name, tail = name[:i], name[i:]
 	}
-	if call, ok := Underlying(v).(*ssa.Call); ok {
-		// An object a call returned: the argument its callee stored there.
-		if arg := callFieldArg(call, fieldIndex(call.Type(), name), 0); arg != nil && named(arg) {
-			return PathOf(fn, arg) + tail, true
-		}
+	obj := Underlying(v)
+	field := fieldIndex(obj.Type(), name)
+	var val ssa.Value
+	if call, ok := obj.(*ssa.Call); ok {
+		val = callFieldArg(call, field, 0) // the argument its callee stored there
+	} else {
+		val = storedField(obj, field, at, 0)
+	}
+	if val == nil || !named(val) {
 		return "", false
 	}
-	obj, ok := Underlying(v).(*ssa.Alloc)
-	if !ok || IsCell(obj) {
-		return "", false
-	}
-	var store *ssa.Store
-	for _, r := range *obj.Referrers() {
-		fa, ok := r.(*ssa.FieldAddr)
-		if !ok || fieldName(fa.X.Type(), fa.Field) != name {
-			continue
-		}
-		for _, rr := range *fa.Referrers() {
-			switch s := rr.(type) {
-			case *ssa.Store:
-				if s.Addr != fa || store != nil {
-					return "", false
-				}
-				store = s
-			case *ssa.UnOp, *ssa.DebugRef:
-			default:
-				return "", false
-			}
-		}
-	}
-	if store == nil || !before(store, at) || !named(store.Val) {
-		return "", false
-	}
-	return PathOf(fn, store.Val) + tail, true
+	return PathOf(fn, val) + tail, true
 }
 
 // fieldIndex is the index of the field called name in the struct t points
