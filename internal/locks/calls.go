@@ -296,7 +296,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		if w.report && t.exact && t.sum == nil {
 			s = w.checkCallDecl(&t, pos, s)
 		}
-		sum := w.summaryFor(&t)
+		sum := w.summaryFor(&t, s)
 		// The takes and channel operations change no state: they only
 		// make the summary, edges and findings of the final pass.
 		if w.final {

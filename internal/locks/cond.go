@@ -141,50 +141,57 @@ func constCond(cond ssa.Value) (bool, bool) {
 	return constant.BoolVal(c.Value) != negated, true
 }
 
+// condTests lists what an If condition tells on its edges: the test
+// itself (condTest), and boolean facts derived from it so that a branch
+// on one side of a comparison is remembered on the other: `k != nil` as
+// the flag "k!=nil", and `x == y` of two values with paths as the flag
+// "x==y". Either side of `if c.p != nil && c.p != me { Lock }` then tags
+// the lock, and the same test later finds it.
+func (w *walker) condTests(cond ssa.Value) []test {
+	var out []test
+	if t, ok := w.condTest(cond); ok {
+		out = append(out, t)
+		if t.val == nilConst {
+			out = append(out, test{key: t.key + "!=nil", val: constant.MakeBool(true), eq: !t.eq})
+		}
+		return out
+	}
+	cond, negated := stripNot(cond)
+	c, ok := cond.(*ssa.BinOp)
+	if !ok || c.Op != token.EQL && c.Op != token.NEQ {
+		return nil
+	}
+	kx, ky := w.condKey(c.X), w.condKey(c.Y)
+	if kx == "" || ky == "" || kx == ky {
+		return nil
+	}
+	if ky < kx {
+		kx, ky = ky, kx
+	}
+	return append(out, test{key: kx + "==" + ky, val: constant.MakeBool(true), eq: (c.Op == token.EQL) != negated})
+}
+
 // branch refines s along the edge of an If taken when the condition is
 // taken (true: the first successor). ok is false for a dead edge.
 func (w *walker) branch(ifi *ssa.If, taken bool, s State) (State, bool) {
 	if v, ok := constCond(ifi.Cond); ok {
 		return s, v == taken
 	}
-	t, ok := w.condTest(ifi.Cond)
-	if !ok {
-		return s, true
-	}
-	holds := t.eq == taken // on this edge, key == val holds (else key != val)
-	if cur, ok := s.known(t.key); ok {
-		same := sameConst(cur, t.val)
-		if same != holds {
+	tests := w.condTests(ifi.Cond)
+	for _, t := range tests {
+		holds := t.eq == taken // on this edge, key == val holds (else key != val)
+		if cur, ok := s.known(t.key); ok && sameConst(cur, t.val) != holds {
 			return s, false // contradicts what is known
 		}
 	}
-	// Tagged maybe-holds become definite where their condition holds and
-	// disappear where it does not.
-	for _, h := range s.holds {
-		if !h.Maybe || h.tagKey != t.key {
-			continue
+	for _, t := range tests {
+		holds := t.eq == taken
+		s = refineTagged(s, t, holds)
+		if holds {
+			s = s.learn(t.key, t.val)
+		} else if t.val.Kind() == constant.Bool {
+			s = s.learn(t.key, constant.MakeBool(!constant.BoolVal(t.val)))
 		}
-		// What this edge says of the tag's equation key == tagVal.
-		var eq bool
-		switch match := sameConst(h.tagVal, t.val); {
-		case match:
-			eq = holds
-		case holds:
-			eq = false // key is another value
-		default:
-			continue // key differs from t.val: says nothing of tagVal
-		}
-		if eq != h.tagNeg {
-			h.Maybe, h.Loop, h.tagKey, h.tagVal, h.tagNeg = false, false, "", nil, false
-			s = s.with(h)
-		} else {
-			s = s.drop(h.Path)
-		}
-	}
-	if holds {
-		s = s.learn(t.key, t.val)
-	} else if t.val.Kind() == constant.Bool {
-		s = s.learn(t.key, constant.MakeBool(!constant.BoolVal(t.val)))
 	}
 	return s, true
 }

@@ -27,9 +27,11 @@
 //     condition that told the merged paths apart, and a later branch on
 //     the same value (by path: two loads of one flag agree) makes it
 //     definite or drops it, so `if c { mu.Lock() } ... if c { mu.Unlock()
-//     }` balances; branches a known value rules out (a constant, a flag
-//     tested before, a parameter bound to a constant at the call:
-//     specialize.go) are dead. A lock maybe-held over a loop back-edge and
+//     }` balances; up to two conditions, for `if x != nil && x != me`,
+//     where `x != nil` and `x == me` are remembered as flags of their own
+//     (tags.go); branches a known value rules out (a constant, a flag
+//     tested before, a parameter or a closure's captured variable bound to
+//     a constant or a known value at the call: specialize.go) are dead. A lock maybe-held over a loop back-edge and
 //     taken again for sure in the loop, directly or by a call, where the
 //     function unlocks it somewhere or took it through a helper, is a
 //     re-lock on the next iteration [lock-leak]. Annotations are must-hold, as checklocks: a guarded

@@ -73,7 +73,7 @@ type engine struct {
 	// specials: summaries specialized by constant arguments (specialize.go).
 	specials     map[specKey]*funcInfo
 	specializing map[*ssa.Function]bool
-	tested       map[*ssa.Function][]int
+	tested       map[*ssa.Function][]input
 	writers      map[string]string // writerOf's answers, by class
 }
 

@@ -238,8 +238,9 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
 // locks with a declared effect, declared through a result, already
 // reported as leaked, of an object the function creates, or of a value
 // that does not exist on every path to the return; locks a
-// +checklocksforce asserts held; and locks whose unlock is deferred (a
-// lock-plus-conditional-defer pair).
+// +checklocksforce asserts held; locks whose unlock is deferred (a
+// lock-plus-conditional-defer pair); and, in a closure run in place, what
+// its caller decides (callersChoice).
 func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Hold, retState) bool {
 	return func(h Hold, r retState) bool {
 		if h.Try || h.Loop || h.Lent || h.Inferred || declared[h.Path] || leaked[h.Path] || outer[h.Path] {
@@ -259,8 +260,35 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		if e, atEntry := w.entry.find(h.Path); atEntry && e.Maybe {
 			return true
 		}
+		if w.inPlaceClosure() && w.callersChoice(h) {
+			return true
+		}
 		return w.resultPaths(r)[h.Path] || w.returned(h.Path, r) || !w.rootReaches(h.Path, r) || w.fresh(h.Path) || w.deferredUnlock(h.Path)
 	}
+}
+
+// inPlaceClosure reports whether the walked function is a closure checked
+// under its caller's state: called where it is made, deferred, or the
+// body of a range-over-func loop.
+func (w *walker) inPlaceClosure() bool {
+	return w.fn.Parent() != nil && w.e.closureEntry[w.fn] != nil
+}
+
+// callersChoice reports whether h, at a return of a closure run in place,
+// is held or not as its caller decides: a lock of the caller's state let
+// go on some paths (an early return out of a range-over-func body that
+// unlocks first), or one taken on a branch on a captured variable or a
+// parameter (`lock := func() { if needLock { mu.Lock() } }`). The caller
+// goes on with the closure's effect; its own returns are checked.
+func (w *walker) callersChoice(h Hold) bool {
+	if _, atEntry := w.entry.find(h.Path); atEntry {
+		return true
+	}
+	if !h.Maybe || h.tagKey == "" {
+		return false
+	}
+	flag, _, _ := strings.Cut(h.tagKey, "#")
+	return paramIndex(flag, "f") >= 0 || paramIndex(flag, "p") >= 0
 }
 
 // returned reports whether path is a lock inside a value return r hands

@@ -4,7 +4,6 @@ import (
 	"go/constant"
 	"go/token"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -18,9 +17,12 @@ import (
 // branch the constant rules out is dead, and what the live path takes is
 // taken for sure.
 
-// summaryFor returns the summary of t's callee for this call: specialized
-// by constant arguments when the callee tests them.
-func (w *walker) summaryFor(t *target) *funcInfo {
+// summaryFor returns the summary of t's callee for this call under s:
+// specialized by the arguments (and, for a closure, the captured values)
+// the callee branches on, where they are constants or s knows their
+// value (removeMsg(seq, false) reaching `lock := func() { if needLock {
+// mu.Lock() } }`).
+func (w *walker) summaryFor(t *target, s State) *funcInfo {
 	if t.sum != nil {
 		return t.sum
 	}
@@ -29,23 +31,39 @@ func (w *walker) summaryFor(t *target) *funcInfo {
 		return sum
 	}
 	var known []fact
-	for _, i := range w.e.testedParams(t.fn) {
-		if i >= len(t.vals) {
+	for _, in := range w.e.testedInputs(t.fn) {
+		vals := t.vals
+		if in.free {
+			vals = t.bindVals
+		}
+		if in.index >= len(vals) || vals[in.index] == nil {
 			continue
 		}
-		if i >= len(t.fn.Params) {
-			continue
-		}
-		if c, ok := objects.Underlying(t.vals[i]).(*ssa.Const); ok && c.Value != nil && c.Value.Kind() != constant.Unknown {
-			// The key condKey gives the parameter inside the callee.
-			key := "p" + strconv.Itoa(i) + "#" + t.fn.Params[i].Type().String()
-			known = append(known, fact{key: key, val: c.Value})
+		if val, ok := w.valueAtCall(vals[in.index], t.owner, s); ok {
+			known = append(known, fact{key: in.key, val: val})
 		}
 	}
 	if len(known) == 0 {
 		return sum
 	}
 	return w.e.specialized(t.fn, known, sum)
+}
+
+// valueAtCall is the value v has at a call made under s: a constant, or
+// what the branches taken so far say of it. owner is the function v
+// lives in when it is not the walked one (then only a constant counts).
+func (w *walker) valueAtCall(v ssa.Value, owner *ssa.Function, s State) (constant.Value, bool) {
+	v = cellValue(v)
+	if c, ok := objects.Underlying(v).(*ssa.Const); ok {
+		return c.Value, c.Value != nil && c.Value.Kind() != constant.Unknown
+	}
+	if owner != nil && owner != w.fn {
+		return nil, false
+	}
+	if key := w.condKey(v); key != "" {
+		return s.known(key)
+	}
+	return nil, false
 }
 
 // specialized walks fn with known parameter values, once per set of
@@ -80,49 +98,102 @@ type specKey struct {
 	known string
 }
 
-// testedParams lists the parameters fn branches on directly: `if p`,
-// `if !p`, `if p == K`, `if p != K`.
-func (e *engine) testedParams(fn *ssa.Function) []int {
-	if ps, ok := e.tested[fn]; ok {
-		return ps
+// input is a parameter or free variable a function branches on, with the
+// key its conditions have inside it (condKey).
+type input struct {
+	free  bool
+	index int
+	key   string
+}
+
+// testedInputs lists the parameters and free variables fn branches on
+// directly (`if p`, `if !p`, `if p == K`, `if p != K`; a captured
+// variable read from its cell), and the parameters it captures for
+// closures it makes that branch on them.
+func (e *engine) testedInputs(fn *ssa.Function) []input {
+	if ins, ok := e.tested[fn]; ok {
+		return ins
+	}
+	e.tested[fn] = nil // a closure capturing its own creator's cell
+	var out []input
+	add := func(in input) {
+		if in.index >= 0 && !slices.Contains(out, in) {
+			out = append(out, in)
+		}
+	}
+	for _, v := range branchedOn(fn) {
+		in := input{index: -1, key: pathOf(fn, v) + "#" + v.Type().String()}
+		if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
+			v = u.X // a captured variable's cell
+		}
+		switch x := v.(type) {
+		case *ssa.Parameter:
+			in.index = slices.Index(fn.Params, x)
+		case *ssa.FreeVar:
+			in.free, in.index = true, slices.Index(fn.FreeVars, x)
+		}
+		add(in)
+	}
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			if mc, ok := instr.(*ssa.MakeClosure); ok {
+				for _, i := range e.capturedTested(fn, mc) {
+					add(input{index: i, key: pathOf(fn, fn.Params[i]) + "#" + fn.Params[i].Type().String()})
+				}
+			}
+		}
+	}
+	e.tested[fn] = out
+	return out
+}
+
+// capturedTested lists the parameters of fn that closure mc captures
+// (in a cell stored once) and branches on.
+func (e *engine) capturedTested(fn *ssa.Function, mc *ssa.MakeClosure) []int {
+	cl, ok := mc.Fn.(*ssa.Function)
+	if !ok {
+		return nil
 	}
 	var out []int
-	add := func(v ssa.Value) {
-		p, ok := v.(*ssa.Parameter)
-		if !ok {
-			return
+	for _, in := range e.testedInputs(cl) {
+		if !in.free || in.index >= len(mc.Bindings) {
+			continue
 		}
-		for i, q := range fn.Params {
-			if q == p {
-				for _, j := range out {
-					if j == i {
-						return
-					}
-				}
+		if p, ok := cellValue(mc.Bindings[in.index]).(*ssa.Parameter); ok {
+			if i := slices.Index(fn.Params, p); i >= 0 {
 				out = append(out, i)
 			}
 		}
 	}
+	return out
+}
+
+// cellValue is what v holds: the one value stored into v when it is a
+// captured variable's cell, else v.
+func cellValue(v ssa.Value) ssa.Value {
+	if a, ok := v.(*ssa.Alloc); ok {
+		if stored := objects.StoredOnce(a); stored != nil {
+			return stored
+		}
+	}
+	return v
+}
+
+// branchedOn lists the values fn's If conditions test against constants
+// or for truth, with the !s removed.
+func branchedOn(fn *ssa.Function) []ssa.Value {
+	var out []ssa.Value
 	for _, b := range fn.Blocks {
 		ifi, ok := b.Instrs[len(b.Instrs)-1].(*ssa.If)
 		if !ok {
 			continue
 		}
-		cond := ifi.Cond
-		for {
-			u, ok := cond.(*ssa.UnOp)
-			if !ok || u.Op != token.NOT {
-				break
-			}
-			cond = u.X
-		}
+		cond, _ := stripNot(ifi.Cond)
 		if bin, ok := cond.(*ssa.BinOp); ok && (bin.Op == token.EQL || bin.Op == token.NEQ) {
-			add(bin.X)
-			add(bin.Y)
+			out = append(out, bin.X, bin.Y)
 			continue
 		}
-		add(cond)
+		out = append(out, cond)
 	}
-	e.tested[fn] = out
 	return out
 }

@@ -62,9 +62,19 @@ type Hold struct {
 	tagKey string
 	tagVal constant.Value
 	tagNeg bool
+	// tag2Key, tag2Val, tag2Neg: a second condition that must hold too,
+	// for a lock taken under `a && b` (tags.go); "" when none.
+	tag2Key string
+	tag2Val constant.Value
+	tag2Neg bool
 	// leaky: a maybe-hold that merges a path holding it for sure with one
 	// that released it for sure (see oneSided).
 	leaky bool
+	// alias: held under this name because the walk took a branch where
+	// this path and a held one compared equal (walker.sameObject); true
+	// of the values the two expressions have now, not on the next turn
+	// of a loop.
+	alias bool
 }
 
 // deferred is one pending defer, replayed at RunDefers in reverse order.
@@ -134,6 +144,16 @@ func (s State) without(path string) State {
 	return s
 }
 
+// withoutAliases drops the holds known only by an equality test.
+func (s State) withoutAliases() State {
+	for _, h := range s.holds {
+		if h.alias {
+			s = s.drop(h.Path)
+		}
+	}
+	return s
+}
+
 // releasedOuter records that the caller's lock at path was released on
 // this path.
 func (s State) releasedOuter(path string) State {
@@ -188,6 +208,9 @@ func join(in []State, back []bool) State {
 	for i := 1; i < len(in); i++ {
 		out = join2(out, in[i], back[0] && i == 1, back[i])
 	}
+	if len(in) > 2 {
+		out = tagFromEach(out, in)
+	}
 	return out
 }
 
@@ -209,7 +232,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			h.Lent = h.Lent || o.Lent
 			h.leaky = h.leaky || o.leaky
 			h.Shared = h.Shared || o.Shared
-			h.tagKey, h.tagVal, h.tagNeg = bothSidedTag(a.holds[i], a, o, b)
+			h.setConds(bothSidedConds(a.holds[i], a, o, b))
 			holds = append(holds, h)
 			i++
 			j++
@@ -240,43 +263,25 @@ func oneSided(h Hold, in, other State, back bool) Hold {
 	// the lock held), not a guess (a hand-off or a maybe-defer).
 	h.leaky = h.leaky || !h.Maybe && other.wasReleased(h.Path)
 	if h.Maybe && h.tagKey != "" {
-		if v, ok := other.known(h.tagKey); ok && sameConst(v, h.tagVal) == h.tagNeg {
+		if other.fails(h) {
 			return h // its condition fails on the other side too
 		}
-	}
-	h.Maybe, h.tagKey, h.tagVal, h.tagNeg = true, "", nil, false
-	if h.Loop {
-		return h
-	}
-	for _, f := range in.facts {
-		if v, ok := other.known(f.key); ok && !sameConst(v, f.val) {
-			h.tagKey, h.tagVal = f.key, f.val
+		// Tagged on the inner branch of `if a && b`: the other side
+		// failed the outer test, which this side passed.
+		if f, ok := telling(in, other); ok && h.tag2Key == "" && !h.Loop {
+			h.setConds(append(h.conds(), cond{key: f.key, val: f.val}))
 			return h
 		}
 	}
-	return h
-}
-
-// bothSidedTag is the tag of a hold arriving from both sides: kept when
-// both agree, or when one side holds it for sure and knows the other's
-// condition true.
-func bothSidedTag(a Hold, as State, b Hold, bs State) (string, constant.Value, bool) {
-	switch {
-	case !a.Maybe && !b.Maybe:
-	case a.tagKey != "" && a.tagKey == b.tagKey && a.tagNeg == b.tagNeg && sameConst(a.tagVal, b.tagVal):
-		return a.tagKey, a.tagVal, a.tagNeg
-	case !a.Maybe && b.tagKey != "" && as.satisfies(b):
-		return b.tagKey, b.tagVal, b.tagNeg
-	case !b.Maybe && a.tagKey != "" && bs.satisfies(a):
-		return a.tagKey, a.tagVal, a.tagNeg
+	h.Maybe = true
+	h.untag()
+	if h.Loop {
+		return h
 	}
-	return "", nil, false
-}
-
-// satisfies reports whether s knows h's tag condition to hold.
-func (s State) satisfies(h Hold) bool {
-	v, ok := s.known(h.tagKey)
-	return ok && sameConst(v, h.tagVal) != h.tagNeg
+	if f, ok := telling(in, other); ok {
+		h.tagKey, h.tagVal = f.key, f.val
+	}
+	return h
 }
 
 // joinDefers keeps defers registered on both sides in order, and those

@@ -29,7 +29,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		testStarts:     map[string]map[string]bool{},
 		specials:       map[specKey]*funcInfo{},
 		specializing:   map[*ssa.Function]bool{},
-		tested:         map[*ssa.Function][]int{},
+		tested:         map[*ssa.Function][]input{},
 		guards:         map[*types.Var]*guard{},
 		annotatedLocks: map[string]bool{},
 		guardUses:      map[*types.Var]*guardUse{},

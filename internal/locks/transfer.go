@@ -162,6 +162,15 @@ func (w *walker) release(h Hold, pos token.Pos, s State) State {
 			}
 			s = s.without(h.Path)
 			s.released = remove(s.released, h.Path)
+			if _, atEntry := w.entry.find(h.Path); old.Loop && !atEntry {
+				// Held only from the previous iteration: on the first one
+				// this lets go of the caller's lock (raft's isCurrent:
+				// Unlock, sleep, Lock, in a loop, under the caller's lock).
+				if w.final {
+					w.info.addRelease(byClass(h))
+				}
+				s = s.releasedOuter(h.Path)
+			}
 			return s
 		}
 		s = s.without(h.Path)

@@ -60,7 +60,8 @@ func (w *walker) tryAcquired() []tryAcquire {
 		}
 		if w.heldOnSuccessOnly(cand.Path, idx, successNil) {
 			h := cand
-			h.Maybe, h.Loop, h.tagKey, h.tagVal, h.tagNeg = false, false, "", nil, false
+			h.Maybe, h.Loop = false, false
+			h.untag()
 			out = append(out, tryAcquire{Hold: h, Result: idx, Nil: successNil})
 		}
 	}
@@ -73,7 +74,8 @@ func (w *walker) tryAcquired() []tryAcquire {
 			}
 			if w.heldOnSuccessOnly(cand.Path, idx, successNil) {
 				h := cand
-				h.Maybe, h.Loop, h.tagKey, h.tagVal, h.tagNeg = false, false, "", nil, false
+				h.Maybe, h.Loop = false, false
+				h.untag()
 				out = append(out, tryAcquire{Hold: h, Result: idx, Nil: successNil})
 			}
 		}
@@ -213,7 +215,7 @@ func (w *walker) applyTryAcquires(t *target, sum *funcInfo, call *ssa.Call, s St
 		}
 		h := ta.Hold
 		h.Path, h.Pos, h.Maybe, h.Loop, h.Obj = p, call.Pos(), true, false, w.calleeObj(t, ta.Path)
-		h.tagKey, h.tagVal, h.tagNeg = "", nil, false
+		h.untag()
 		if r := resultValue(call, ta.Result); r != nil {
 			h.tagKey, h.tagVal, h.tagNeg = w.condKey(r), nilConst, !ta.Nil
 		}

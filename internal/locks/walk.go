@@ -127,6 +127,9 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 		if !live {
 			continue // a branch that cannot be taken
 		}
+		if b.Dominates(p) {
+			es = es.withoutAliases() // the next turn compares new values
+		}
 		ins = append(ins, es)
 		back = append(back, b.Dominates(p))
 	}
@@ -260,7 +263,7 @@ func (w *walker) sameObject(x, y ssa.Value, s State) State {
 			}
 			if _, held := s.find(pair[1] + rest); !held {
 				c := h
-				c.Path, c.Try = pair[1]+rest, true
+				c.Path, c.Try, c.alias = pair[1]+rest, true, true
 				s = s.with(c)
 			}
 		}
