@@ -408,7 +408,11 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	}
 	name := t.name(w.e)
 	step := w.condStep() + t.cond
+	// A take reached through a function of a _test.go file (a test's
+	// fake behind a production interface) exists in test builds only.
+	viaTest := w.e.inTest(t.fn.Pos())
 	for _, tk := range sum.takes {
+		tk.test = tk.test || viaTest
 		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact, several: tk.several || t.several}
 		if next.cond > maxCond || tk.Via.len()+1 > next.viaBound() {
 			continue

@@ -150,9 +150,43 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 
 // definedIn reports whether path is rooted at an SSA value of the
 // function defined in a block dominated by b (inside the loop b heads),
-// or at a variable (a local captured by a closure) assigned there.
+// or at a variable (a local captured by a closure) assigned there; or
+// indexes with such a value (`ss[i].mu`, each element of a range in
+// turn) and is unlocked by a defer: locking every element until return.
+// An element's lock left held by a missing unlock stays a re-lock.
 func (w *walker) definedIn(path string, b *ssa.BasicBlock) bool {
-	v := w.rootValue(path)
+	if w.definedAt(w.rootValue(path), b) {
+		return true
+	}
+	for _, idx := range indexValues(path) {
+		if w.definedAt(w.valueNamed(idx), b) {
+			return w.deferredUnlock(path)
+		}
+	}
+	return false
+}
+
+// indexValues lists the SSA value names a path indexes with ("t7" of
+// "v:t3[v:t7].mu").
+func indexValues(path string) []string {
+	var out []string
+	for rest := path; ; {
+		i := strings.Index(rest, "[v:")
+		if i < 0 {
+			return out
+		}
+		rest = rest[i+3:]
+		end := strings.IndexAny(rest, "].[")
+		if end < 0 {
+			return out
+		}
+		out = append(out, rest[:end])
+	}
+}
+
+// definedAt reports whether v is defined inside the loop b heads (or is
+// a variable assigned there).
+func (w *walker) definedAt(v ssa.Instruction, b *ssa.BasicBlock) bool {
 	if v == nil || v.Block() == nil {
 		return false
 	}
@@ -178,6 +212,11 @@ func (w *walker) rootValue(path string) ssa.Instruction {
 	if !ok {
 		return nil
 	}
+	return w.valueNamed(name)
+}
+
+// valueNamed returns the instruction defining the value named name.
+func (w *walker) valueNamed(name string) ssa.Instruction {
 	if w.values == nil {
 		w.values = map[string]ssa.Instruction{}
 		for _, b := range w.fn.Blocks {

@@ -77,6 +77,14 @@ func splitRev(fn *ssa.Function, v ssa.Value, depth int) (string, []Part) {
 	var rev []Part
 	deref := false // the selection just seen went through a load
 	for range maxSteps {
+		if x, ok := v.(*ssa.Extract); ok && x.Index == 0 {
+			if ta, ok := x.Tuple.(*ssa.TypeAssert); ok {
+				// v, ok := x.(T): x as a T, told apart from x as another type.
+				rev = append(rev, Part{Name: "(" + ta.AssertedType.String() + ")"})
+				v = ta.X
+				continue
+			}
+		}
 		if next := step(v, true); next != nil {
 			v = next
 			continue

@@ -47,6 +47,11 @@ func step(v ssa.Value, naming bool) ssa.Value {
 		if !x.CommaOk {
 			return x.X
 		}
+	case *ssa.Extract:
+		// v, ok := x.(T): v is x where ok is true (and nil elsewhere).
+		if ta, ok := x.Tuple.(*ssa.TypeAssert); ok && x.Index == 0 {
+			return ta.X
+		}
 	case *ssa.Alloc:
 		// A variable cell (not the object itself) stands for what it holds.
 		if IsCell(x) {
