@@ -77,7 +77,7 @@ func (w *walker) resultPaths(r retState) map[string]bool {
 	}
 	for _, rl := range w.e.resultLocks(w.fn) {
 		if rl.index < len(r.ret.Results) {
-			out[pathOf(w.fn, r.ret.Results[rl.index])+rl.rest] = true
+			out[pathOf(w.fn, resultSlotValue(r.ret.Results[rl.index]))+rl.rest] = true
 		}
 	}
 	return out
@@ -91,7 +91,7 @@ func (w *walker) checkResultLocks() {
 			if r.ret == nil || rl.index >= len(r.ret.Results) {
 				continue
 			}
-			res := r.ret.Results[rl.index]
+			res := resultSlotValue(r.ret.Results[rl.index])
 			if nilConstant(res) {
 				continue // a nil result holds no lock
 			}
@@ -298,7 +298,7 @@ func (w *walker) returned(path string, r retState) bool {
 		return false
 	}
 	for _, v := range r.ret.Results {
-		if p := pathOf(w.fn, v); strings.HasPrefix(path, p+".") {
+		if p := pathOf(w.fn, resultSlotValue(v)); strings.HasPrefix(path, p+".") {
 			return true
 		}
 	}
