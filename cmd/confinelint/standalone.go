@@ -255,13 +255,46 @@ func inProcess(o *options, patterns []string, stderr io.Writer, checkAsync bool)
 		fmt.Fprintf(stderr, "confinelint: %v\n", err)
 		return nil, nil, exitError, false
 	}
-	graph, err := checker.Analyze(o.selected(), pkgs, nil)
+	// A root that imports a package with errors cannot be analysed: say
+	// so, and do not analyse its dependencies for it (a cgo dependency
+	// that does not build would otherwise cost a whole tree of analysis).
+	roots, errs := analysable(pkgs)
+	if len(roots) == 0 {
+		return nil, errs, status, true
+	}
+	graph, err := checker.Analyze(o.selected(), roots, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "confinelint: %v\n", err)
 		return nil, nil, exitError, false
 	}
-	findings, errs := collect(graph)
-	return findings, errs, status, true
+	findings, more := collect(graph)
+	return findings, append(errs, more...), status, true
+}
+
+// analysable returns the roots that can be analysed, and an error naming
+// each of the others that imports a package with errors (a package with
+// errors of its own was reported by printLoadErrors).
+func analysable(pkgs []*packages.Package) ([]*packages.Package, []error) {
+	var roots []*packages.Package
+	var errs []error
+	seen := map[string]bool{}
+	memo := map[*packages.Package]*packages.Package{}
+	for _, p := range pkgs {
+		switch b := brokenDep(p, memo); {
+		case b == nil:
+			roots = append(roots, p)
+		case b != p:
+			if msg := notAnalysed(p, b); !seen[msg] {
+				seen[msg] = true
+				errs = append(errs, errors.New(msg))
+			}
+		}
+	}
+	return roots, errs
+}
+
+func notAnalysed(p, broken *packages.Package) string {
+	return fmt.Sprintf("package %s: not analysed: it imports %s, which has errors", p.PkgPath, broken.PkgPath)
 }
 
 // printLoadErrors reports packages that failed to load or type-check; they
@@ -324,7 +357,7 @@ func collect(g *checker.Graph) ([]finding, []error) {
 			switch b := brokenDep(act.Package, memo); {
 			case b == act.Package:
 			case b != nil:
-				msg := fmt.Sprintf("package %s: not analysed: it imports %s, which has errors", act.Package.PkgPath, b.PkgPath)
+				msg := notAnalysed(act.Package, b)
 				if !seen["err:"+msg] {
 					seen["err:"+msg] = true
 					errs = append(errs, errors.New(msg))
