@@ -114,7 +114,7 @@ func (e *engine) testedInputs(fn *ssa.Function) []input {
 	if ins, ok := e.tested[fn]; ok {
 		return ins
 	}
-	e.tested[fn] = nil // a closure capturing its own creator's cell
+	e.tested[fn] = nil // ends a recursion through capturedTested
 	var out []input
 	add := func(in input) {
 		if in.index >= 0 && !slices.Contains(out, in) {
@@ -124,7 +124,9 @@ func (e *engine) testedInputs(fn *ssa.Function) []input {
 	for _, v := range branchedOn(fn) {
 		in := input{index: -1, key: pathOf(fn, v) + "#" + v.Type().String()}
 		if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
-			v = u.X // a captured variable's cell
+			if fv, ok := u.X.(*ssa.FreeVar); ok {
+				v = fv // a captured variable's cell
+			}
 		}
 		switch x := v.(type) {
 		case *ssa.Parameter:

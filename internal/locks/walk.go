@@ -127,11 +127,12 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 		if !live {
 			continue // a branch that cannot be taken
 		}
-		if b.Dominates(p) {
+		isBack := b.Dominates(p)
+		if isBack {
 			es = es.withoutAliases() // the next turn compares new values
 		}
 		ins = append(ins, es)
-		back = append(back, b.Dominates(p))
+		back = append(back, isBack)
 	}
 	if len(ins) == 0 {
 		return State{}, false
