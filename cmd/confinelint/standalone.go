@@ -284,17 +284,14 @@ func analysable(pkgs []*packages.Package) ([]*packages.Package, []error) {
 		case b == nil:
 			roots = append(roots, p)
 		case b != p:
-			if msg := notAnalysed(p, b); !seen[msg] {
+			msg := fmt.Sprintf("package %s: not analysed: it imports %s, which has errors", p.PkgPath, b.PkgPath)
+			if !seen[msg] {
 				seen[msg] = true
 				errs = append(errs, errors.New(msg))
 			}
 		}
 	}
 	return roots, errs
-}
-
-func notAnalysed(p, broken *packages.Package) string {
-	return fmt.Sprintf("package %s: not analysed: it imports %s, which has errors", p.PkgPath, broken.PkgPath)
 }
 
 // printLoadErrors reports packages that failed to load or type-check; they
@@ -344,27 +341,15 @@ func brokenDep(p *packages.Package, memo map[*packages.Package]*packages.Package
 
 // collect gathers root diagnostics, deduplicated (a package and its test
 // variant share files) and sorted by position, and the analyzers' errors.
+// Its roots are analysable ones: no package with load errors is among
+// them or their imports.
 func collect(g *checker.Graph) ([]finding, []error) {
 	var out []finding
 	var errs []error
 	seen := map[string]bool{}
-	memo := map[*packages.Package]*packages.Package{}
 	for act := range g.All() {
 		if act.Err != nil && act.IsRoot {
-			// A package with errors was already reported by
-			// printLoadErrors; one that imports it is named once, instead
-			// of a "failed prerequisites" line per analyzer.
-			switch b := brokenDep(act.Package, memo); {
-			case b == act.Package:
-			case b != nil:
-				msg := notAnalysed(act.Package, b)
-				if !seen["err:"+msg] {
-					seen["err:"+msg] = true
-					errs = append(errs, errors.New(msg))
-				}
-			default:
-				errs = append(errs, fmt.Errorf("%s: %v", act, act.Err))
-			}
+			errs = append(errs, fmt.Errorf("%s: %v", act, act.Err))
 		}
 		if !act.IsRoot {
 			continue

@@ -96,16 +96,20 @@ func (w *walker) condTest(cond ssa.Value) (test, bool) {
 
 // condKey names a condition value by its path and type ("" for none):
 // paths see through loads, so a pointer and what it points to share one.
-func (w *walker) condKey(v ssa.Value) string {
+func (w *walker) condKey(v ssa.Value) string { return condKeyIn(w.fn, v) }
+
+// condKeyIn is condKey for a value of fn: the key a walk of fn gives v,
+// which a specialization of fn must use for the facts it starts with.
+func condKeyIn(fn *ssa.Function, v ssa.Value) string {
 	if x, ok := v.(*ssa.Extract); ok && x.Index == 1 {
 		if ta, ok := x.Tuple.(*ssa.TypeAssert); ok {
 			// _, ok := x.(T): the same test of the same value agrees.
-			return pathOf(w.fn, ta.X) + ".(" + ta.AssertedType.String() + ")#ok"
+			return pathOf(fn, ta.X) + ".(" + ta.AssertedType.String() + ")#ok"
 		}
 	}
 	switch v.(type) {
 	case *ssa.Parameter, *ssa.FreeVar, *ssa.UnOp, *ssa.Phi, *ssa.Call, *ssa.Extract, *ssa.Field:
-		return pathOf(w.fn, v) + "#" + v.Type().String()
+		return pathOf(fn, v) + "#" + v.Type().String()
 	}
 	return ""
 }

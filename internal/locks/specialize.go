@@ -122,7 +122,7 @@ func (e *engine) testedInputs(fn *ssa.Function) []input {
 		}
 	}
 	for _, v := range branchedOn(fn) {
-		in := input{index: -1, key: pathOf(fn, v) + "#" + v.Type().String()}
+		in := input{index: -1, key: condKeyIn(fn, v)}
 		if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
 			if fv, ok := u.X.(*ssa.FreeVar); ok {
 				v = fv // a captured variable's cell
@@ -140,7 +140,7 @@ func (e *engine) testedInputs(fn *ssa.Function) []input {
 		for _, instr := range b.Instrs {
 			if mc, ok := instr.(*ssa.MakeClosure); ok {
 				for _, i := range e.capturedTested(fn, mc) {
-					add(input{index: i, key: pathOf(fn, fn.Params[i]) + "#" + fn.Params[i].Type().String()})
+					add(input{index: i, key: condKeyIn(fn, fn.Params[i])})
 				}
 			}
 		}

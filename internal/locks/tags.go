@@ -171,15 +171,17 @@ func tagFromEach(out State, in []State) State {
 // splitting picks up to two facts every holder knows, such that each of
 // the others contradicts one of them.
 func splitting(holders, others []State) ([]cond, bool) {
+	var shared []cond
+	for _, f := range holders[0].facts {
+		if c := (cond{key: f.key, val: f.val}); everyKnows(holders, c) {
+			shared = append(shared, c)
+		}
+	}
 	var cs []cond
 	for _, o := range others {
 		var pick cond
 		found := false
-		for _, f := range holders[0].facts {
-			c := cond{key: f.key, val: f.val}
-			if !everyKnows(holders, c) {
-				continue
-			}
+		for _, c := range shared {
 			if known, ok := c.holdsIn(o); known && !ok {
 				pick, found = c, true
 				if slices.ContainsFunc(cs, c.same) {
