@@ -23,10 +23,16 @@ type aliasPair struct {
 	dir      directive.Directive
 	fromPart []part // from and to with the struct type each selection is in
 	toPart   []part
+	// inferred: a back-pointer (objects.BackPointers), F.B=<the object>,
+	// not declared; never redundant, never reported.
+	inferred bool
 }
 
 func (e *engine) scanAliases() {
 	e.aliases = map[*types.Named][]aliasPair{}
+	for _, bp := range e.objs.BackPointers() {
+		e.aliases[bp.Owner] = append(e.aliases[bp.Owner], aliasPair{from: []string{bp.Field.Name(), bp.Back.Name()}, inferred: true})
+	}
 	if e.p.Directives == nil {
 		return
 	}
@@ -101,31 +107,56 @@ func (e *engine) canonicalThrough(fn *ssa.Function, v ssa.Value, rest, fallback 
 	if rest == "" {
 		return e.lockPath(fn, v)
 	}
-	if len(e.aliases) == 0 || !strings.HasPrefix(rest, ".") || strings.ContainsAny(rest, "[]") {
+	if len(e.aliases) == 0 || !strings.HasPrefix(rest, ".") || strings.ContainsAny(rest, "[]()") {
 		return fallback
 	}
 	root, parts := splitPath(fn, v)
 	t := v.Type()
 	for _, name := range strings.Split(rest[1:], ".") {
-		base := objects.NamedOf(t)
-		st, ok := derefStruct(t)
-		if !ok {
-			return fallback
-		}
+		// Past a selection whose type is not known here (an interface
+		// holding the callee's receiver), names stay untyped: no alias
+		// starts there, one that starts before still applies.
+		var base *types.Named
 		var field *types.Var
-		for f := range st.Fields() {
-			if f.Name() == name {
-				field = f
+		if t != nil {
+			base = objects.NamedOf(t)
+			if st, ok := derefStruct(t); ok {
+				for f := range st.Fields() {
+					if f.Name() == name {
+						field = f
+					}
+				}
 			}
 		}
 		if field == nil {
-			return fallback
+			parts = append(parts, part{Name: name})
+			t = nil
+			continue
 		}
 		_, isPtr := field.Type().Underlying().(*types.Pointer)
 		parts = append(parts, part{Name: name, Base: base, Deref: isPtr})
 		t = field.Type()
 	}
 	return e.joinCanonical(root, parts)
+}
+
+// calleePath is t.rewrite with the caller's aliases applied along the
+// argument's selection: a callee's p0.onClose.mu, called on c.tr, is c.mu
+// when the object in conn's tr points back to it through onClose.
+func (w *walker) calleePath(t *target, path string) (string, bool) {
+	p, ok := t.rewrite(w.fn, path)
+	if !ok || len(w.e.aliases) == 0 {
+		return p, ok
+	}
+	root, rest := rootOf(path)
+	i := paramIndex(root, "p")
+	if i < 0 || i >= len(t.vals) {
+		return p, ok
+	}
+	if v := t.vals[i]; v != nil && v.Parent() == w.fn && !throughStored(w.fn, v, rest, t.at) {
+		return w.e.canonicalThrough(w.fn, v, rest, p), true
+	}
+	return p, ok
 }
 
 func derefStruct(t types.Type) (*types.Struct, bool) {

@@ -36,6 +36,9 @@ func (e *engine) checkAliasRedundancy() {
 	sort.Slice(types, func(i, j int) bool { return types[i].Obj().Pos() < types[j].Obj().Pos() })
 	for _, n := range types {
 		for _, a := range e.aliases[n] {
+			if a.inferred {
+				continue
+			}
 			from, to := e.canonicalParts(a.fromPart, a), e.canonicalParts(a.toPart, a)
 			if !slices.Equal(from, to) {
 				continue
@@ -53,7 +56,7 @@ func (e *engine) canonicalParts(parts []part, skip aliasPair) []string {
 	parts = slices.Clone(parts)
 	for i := 0; i < len(parts); i++ {
 		for _, a := range e.aliases[parts[i].Base] {
-			if slices.Equal(a.from, skip.from) && slices.Equal(a.to, skip.to) && a.dir.Pos == skip.dir.Pos {
+			if a.inferred || slices.Equal(a.from, skip.from) && slices.Equal(a.to, skip.to) && a.dir.Pos == skip.dir.Pos {
 				continue
 			}
 			if i+len(a.from) <= len(parts) && slices.Equal(names(parts[i:i+len(a.from)]), a.from) {

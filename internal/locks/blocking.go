@@ -349,8 +349,14 @@ func hasOpposite(have, ops []chanOp) bool {
 }
 
 // chanKey identifies the channel or WaitGroup v: "" when unknown or fed
-// by the runtime (timers, contexts).
+// by the runtime (timers, contexts). One made locally and kept in a field
+// or package var is that field's (chanhome.go).
 func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {
+	return e.homeOf(e.chanIdentity(fn, v, depth))
+}
+
+// chanIdentity is chanKey before a local channel is given its home.
+func (e *engine) chanIdentity(fn *ssa.Function, v ssa.Value, depth int) string {
 	for range 16 {
 		if depth > 4 {
 			return ""
@@ -391,7 +397,9 @@ func (e *engine) chanKey(fn *ssa.Function, v ssa.Value, depth int) string {
 			if !ok {
 				return ""
 			}
-			return e.chanKey(parent, b, depth+1)
+			return e.chanIdentity(parent, b, depth+1)
+		case *ssa.Parameter:
+			return e.paramChanKey(fn, x, depth+1)
 		default:
 			return ""
 		}
@@ -406,7 +414,10 @@ func (e *engine) returnedChanKey(call *ssa.Call, depth int) string {
 	key := ""
 	for _, callee := range e.objs.Callees(call.Common()) {
 		for _, res := range objects.ReturnedValues(callee) {
-			k := e.chanKey(callee, res, depth)
+			if c, ok := res.(*ssa.Const); ok && c.IsNil() {
+				continue // "no channel": nothing to wait on
+			}
+			k := e.chanIdentity(callee, res, depth)
 			if k == "" || key != "" && k != key {
 				return ""
 			}

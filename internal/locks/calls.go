@@ -323,7 +323,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 			continue
 		}
 		for _, r := range sum.releases {
-			if p, ok := t.rewrite(w.fn, r.Path); ok {
+			if p, ok := w.calleePath(&t, r.Path); ok {
 				if o, ok := s.underOtherName(Hold{Path: p, Class: r.Class}); ok {
 					p = o.Path
 				}
@@ -346,7 +346,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 			if tryWrapped {
 				break // held on the branch where it reports true (edgeState)
 			}
-			if p, ok := t.rewrite(w.fn, a.Path); ok {
+			if p, ok := w.calleePath(&t, a.Path); ok {
 				p = keyedAt(p, pos)
 				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)
 				a.Inferred = !w.e.declaresAcquire(t.fn)
@@ -363,7 +363,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 // past the release another one makes (txn.End()), a leak no program has.
 func (w *walker) mayRelease(t *target, sum *funcInfo, s State) State {
 	for _, r := range sum.releases {
-		p, ok := t.rewrite(w.fn, r.Path)
+		p, ok := w.calleePath(t, r.Path)
 		if !ok {
 			continue
 		}
@@ -426,7 +426,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			w.retakeEdges(t, tk, h, pos, via, s)
 			continue
 		}
-		if p, ok := t.rewrite(w.fn, tk.Path); ok && t.exact {
+		if p, ok := w.calleePath(t, tk.Path); ok && t.exact {
 			h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
 			// A closure checked under this state reports inside itself.
 			inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
@@ -462,13 +462,13 @@ func (w *walker) retakeEdges(t *target, tk take, h Hold, pos token.Pos, via *cal
 		return
 	}
 	for _, r := range tk.released {
-		p, ok := t.rewrite(w.fn, r)
+		p, ok := w.calleePath(t, r)
 		if !ok {
 			return // the callee released a lock the caller cannot name
 		}
 		s = s.drop(p)
 	}
-	if p, ok := t.rewrite(w.fn, tk.Path); ok {
+	if p, ok := w.calleePath(t, tk.Path); ok {
 		h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
 	}
 	w.edgesTo(s, h, pos, via, tk.cond == 0, tk.test)
@@ -536,7 +536,7 @@ func (w *walker) goHandOff(call *ssa.CallCommon, s State) State {
 			continue
 		}
 		for _, r := range sum.handedOver(true) {
-			if p, ok := t.rewrite(w.fn, r.Path); ok {
+			if p, ok := w.calleePath(&t, r.Path); ok {
 				if _, held := s.find(p); held {
 					s = s.without(p)
 					s.released = remove(s.released, p)

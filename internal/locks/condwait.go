@@ -100,7 +100,7 @@ func (w *walker) callBlocks(t *target, sum *funcInfo, pos token.Pos, s State) {
 		nb := b
 		nb.Via, nb.cond, nb.freePath = b.Via.push(name), b.cond+step, ""
 		if b.freePath != "" {
-			if p, ok := t.rewrite(w.fn, b.freePath); ok {
+			if p, ok := w.calleePath(t, b.freePath); ok {
 				nb.freePath = p
 			}
 		}

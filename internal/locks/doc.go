@@ -104,7 +104,8 @@
 //     the call in its summary. Only a callee known exactly: the locks a
 //     candidate of an interface call holds around the call are a guess
 //     on top of another. sync.Once.Do runs its argument (the first
-//     time only: a conditional step). Param calls are not exported: a
+//     time only, taken as certain: a Do under a lock its function takes
+//     deadlocks the first time). Param calls are not exported: a
 //     callback passed across packages adds no edges.
 //   - fmt, log, log/slog and testing's Log family call the String or
 //     Error method of operands formatted with %v, %s, %q, %x, %X (%w for
@@ -149,8 +150,11 @@
 //     objects. A lock of an object this function created and has not yet
 //     published (objects.Index.Private: no publication of that allocation
 //     can have run since it executed; the publishing instruction itself
-//     counts as published) orders nothing: no other goroutine can hold
-//     it. A callee that releases the caller's lock and takes it again
+//     counts as published; one on the other side of a branch on the same
+//     condition value does not) orders nothing: no other goroutine can
+//     hold it. A field whose objects point back to their holder
+//     (objects.Index.BackPointers) is an inferred alias: c.tr.owner.mu is
+//     c.mu, in callees' effects too (walker.calleePath). A callee that releases the caller's lock and takes it again
 //     retakes it under the caller's other locks: edges.
 //   - Edges are exported as the package's own; the facts of every
 //     transitive dependency are visible to the analysis (AllPackageFacts),

@@ -120,7 +120,7 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		}
 		held := make([]Hold, 0, len(pc.Held))
 		for _, h := range pc.Held {
-			if p, ok := t.rewrite(w.fn, h.Path); ok && h.Path != "" {
+			if p, ok := w.calleePath(t, h.Path); ok && h.Path != "" {
 				h.Path = p
 			} else {
 				h.Path = ""
@@ -153,7 +153,7 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		}
 		chain := chainOf(append(append(via.names(), fname), tk.Via.names()...))
 		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub}
-		if p, ok := ft.rewrite(w.fn, tk.Path); ok && ft.exact && tk.Path != "" {
+		if p, ok := w.calleePath(ft, tk.Path); ok && ft.exact && tk.Path != "" {
 			h.Path = p
 		}
 		must := ft.exact && c == 0
@@ -202,8 +202,10 @@ func (t *target) valueOf(caller *ssa.Function, root string) (ssa.Value, *ssa.Fun
 }
 
 // runsArgument returns the param call of a library function that calls
-// its func argument before returning: sync.Once.Do runs it the first time
-// only (a conditional step).
+// its func argument before returning: sync.Once.Do. It runs it the first
+// time only, yet counts as a certain step: a Do under a lock its function
+// takes deadlocks the first time, and code that relies on the once having
+// run before, elsewhere, has no reason to call Do there.
 func (e *engine) runsArgument(fn *ssa.Function) (paramCall, bool) {
 	if fn == nil || fn.Pkg == nil || fn.Pkg.Pkg.Path() != "sync" || fn.Name() != "Do" {
 		return paramCall{}, false
@@ -212,5 +214,5 @@ func (e *engine) runsArgument(fn *ssa.Function) (paramCall, bool) {
 	if !ok || !strings.HasSuffix(obj.FullName(), "sync.Once).Do") {
 		return paramCall{}, false
 	}
-	return paramCall{Path: "p1", Fn: e.funcName(fn), Pos: token.NoPos, cond: 1}, true
+	return paramCall{Path: "p1", Fn: e.funcName(fn), Pos: token.NoPos}, true
 }

@@ -319,6 +319,18 @@ func (w *walker) rootReaches(path string, r retState) bool {
 // or hands it to a closure it creates (a deferred or completion callback)
 // whose summary releases it.
 func (w *walker) deferredUnlock(path string) bool {
+	if d, ok := w.deferUnlocks[path]; ok {
+		return d
+	}
+	d := w.scanDeferredUnlock(path)
+	if w.deferUnlocks == nil {
+		w.deferUnlocks = map[string]bool{}
+	}
+	w.deferUnlocks[path] = d
+	return d
+}
+
+func (w *walker) scanDeferredUnlock(path string) bool {
 	for _, b := range w.fn.Blocks {
 		for _, instr := range b.Instrs {
 			switch x := instr.(type) {
@@ -350,7 +362,7 @@ func (w *walker) releasedBy(call *ssa.CallCommon, path string) bool {
 	for _, t := range w.targets(call) {
 		if sum := w.e.summaryOf(t.fn); t.exact && sum != nil {
 			for _, r := range sum.releases {
-				if p, ok := t.rewrite(w.fn, r.Path); ok && p == path {
+				if p, ok := w.calleePath(&t, r.Path); ok && p == path {
 					return true
 				}
 			}

@@ -209,7 +209,7 @@ func resultSlotValue(v ssa.Value) ssa.Value {
 // the call, tagged with the result that tells success.
 func (w *walker) applyTryAcquires(t *target, sum *funcInfo, call *ssa.Call, s State) State {
 	for _, ta := range sum.tries {
-		p, ok := t.rewrite(w.fn, ta.Path)
+		p, ok := w.calleePath(t, ta.Path)
 		if !ok {
 			continue
 		}

@@ -76,7 +76,7 @@ func (w *walker) wrapperTryHold(call *ssa.Call) (Hold, bool) {
 		return Hold{}, false
 	}
 	t := target{fn: callee, vals: call.Common().Args, exact: true}
-	p, ok := t.rewrite(w.fn, tl.path)
+	p, ok := w.calleePath(&t, tl.path)
 	if !ok {
 		return Hold{}, false
 	}

@@ -31,6 +31,9 @@ type walker struct {
 	// unlockAt: the first unlock (by position) of each path unlocked
 	// here, for findings that say where a lock was let go.
 	unlockAt map[string]token.Pos
+	// deferUnlocks caches deferredUnlock, asked at every loop-header join
+	// of an element-indexed hold.
+	deferUnlocks map[string]bool
 	// blk is the block of the instruction being applied (of the Defer
 	// for a deferred call); retBlocks the blocks ending in a return.
 	blk       *ssa.BasicBlock

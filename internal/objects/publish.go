@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
@@ -74,7 +75,7 @@ func (x *Index) PrivateUnless(origin ssa.Value, at ssa.Instruction, harmless fun
 	for _, pub := range x.publications(origin) {
 		// The publishing instruction itself sees the object shared: a
 		// call handing it over runs with it visible to others.
-		if (pub == at || reachesAvoiding(pub, at, oi)) && (harmless == nil || !harmless(pub)) {
+		if (pub == at || reachesAvoiding(pub, at, oi) && !exclusive(pub, at)) && (harmless == nil || !harmless(pub)) {
 			return false
 		}
 	}
@@ -352,4 +353,76 @@ func InstrIndex(b *ssa.BasicBlock, instr ssa.Instruction) int {
 		}
 	}
 	return -1
+}
+
+// exclusive reports whether no run of the function executes both a and b:
+// they lie on opposite sides of branches on one condition value computed
+// once per call (outside any loop), as a publication on the inbound
+// branch of `if solicit` and a lock taken under a later `if solicit`.
+func exclusive(a, b ssa.Instruction) bool {
+	for _, ga := range branchGuards(a.Block()) {
+		for _, gb := range branchGuards(b.Block()) {
+			if ga.cond == gb.cond && ga.taken != gb.taken && !inLoop(ga.cond) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// guard is a branch outcome every path to a block has taken.
+type guard struct {
+	cond  ssa.Value
+	taken bool
+}
+
+// branchGuards lists the outcomes of the If instructions whose edge
+// dominates b: b, or a dominator of it, is a successor entered only from
+// that If.
+func branchGuards(b *ssa.BasicBlock) []guard {
+	var out []guard
+	for d := b; d != nil; d = d.Idom() {
+		if len(d.Preds) != 1 {
+			continue
+		}
+		p := d.Preds[0]
+		ifi, ok := p.Instrs[len(p.Instrs)-1].(*ssa.If)
+		if !ok || p.Succs[0] == p.Succs[1] {
+			continue
+		}
+		cond, taken := ifi.Cond, d == p.Succs[0]
+		for {
+			u, ok := cond.(*ssa.UnOp)
+			if !ok || u.Op != token.NOT {
+				break
+			}
+			cond, taken = u.X, !taken
+		}
+		out = append(out, guard{cond, taken})
+	}
+	return out
+}
+
+// inLoop reports whether v may take another value within one call: it is
+// computed in a block on a cycle.
+func inLoop(v ssa.Value) bool {
+	instr, ok := v.(ssa.Instruction)
+	if !ok || instr.Block() == nil {
+		return false // a parameter, constant or free variable
+	}
+	start := instr.Block()
+	seen := map[*ssa.BasicBlock]bool{}
+	work := append([]*ssa.BasicBlock(nil), start.Succs...)
+	for len(work) > 0 {
+		b := work[len(work)-1]
+		work = work[:len(work)-1]
+		if b == start {
+			return true
+		}
+		if !seen[b] {
+			seen[b] = true
+			work = append(work, b.Succs...)
+		}
+	}
+	return false
 }

@@ -1,0 +1,108 @@
+package objects
+
+import (
+	"go/types"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
+)
+
+// BackPointer says that in every object of Owner, Field holds an object
+// whose Back field points back to it: `c.tr = newClient(c)` with
+// newClient storing its argument into the new client's owner makes
+// c.tr.owner c itself, so a lock taken through c.tr.owner is c's lock
+// (grpc's addrConn and its transport's onClose handler).
+type BackPointer struct {
+	Owner       *types.Named
+	Field, Back *types.Var
+}
+
+// BackPointers lists the package's back-pointers: Field and Back are this
+// package's own fields (unexported, or in package main), every store into
+// Field stores an object made with Back set to the object stored into,
+// and Back is stored into only while its object is being made.
+func (x *Index) BackPointers() []BackPointer {
+	fo := x.fieldRecord()
+	var out []BackPointer
+	for f, stores := range fo.stores {
+		owner, pointee := x.backPointerCandidate(f, stores)
+		if owner == nil {
+			continue
+		}
+		for back := range pointee.Fields() {
+			if localField(back) && onlyAtCreation(fo.stores[back]) && pointsBack(stores, pointee, back) {
+				out = append(out, BackPointer{Owner: owner, Field: f, Back: back})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b BackPointer) int {
+		return strings.Compare(lockop.ClassKey(a.Field)+" "+a.Back.Name(), lockop.ClassKey(b.Field)+" "+b.Back.Name())
+	})
+	return out
+}
+
+// backPointerCandidate returns the named struct f belongs to and the
+// struct f points to, when f is a local pointer field stored into here.
+func (x *Index) backPointerCandidate(f *types.Var, stores []*ssa.Store) (*types.Named, *types.Struct) {
+	if !localField(f) || len(stores) == 0 {
+		return nil, nil
+	}
+	ptr, ok := f.Type().Underlying().(*types.Pointer)
+	if !ok {
+		return nil, nil
+	}
+	pointee, ok := ptr.Elem().Underlying().(*types.Struct)
+	if !ok {
+		return nil, nil
+	}
+	owner := NamedOf(stores[0].Addr.(*ssa.FieldAddr).X.Type())
+	if owner == nil {
+		return nil, nil
+	}
+	return owner, pointee
+}
+
+// pointsBack reports whether each store puts into the field an object
+// whose back field (of struct pointee) holds the object stored into, or
+// nil.
+func pointsBack(stores []*ssa.Store, pointee *types.Struct, back *types.Var) bool {
+	idx := -1
+	for i := range pointee.NumFields() {
+		if pointee.Field(i) == back {
+			idx = i
+		}
+	}
+	objects := 0
+	for _, st := range stores {
+		if c, ok := st.Val.(*ssa.Const); ok && c.IsNil() {
+			continue // no object, nothing to point back
+		}
+		objects++
+		base := plain(st.Addr.(*ssa.FieldAddr).X)
+		held := storedField(plain(st.Val), idx, st, 0)
+		if held == nil || plain(held) != base {
+			return false
+		}
+	}
+	return objects > 0
+}
+
+// onlyAtCreation reports whether every store is into a field of an
+// object allocated in the storing function (its construction).
+func onlyAtCreation(stores []*ssa.Store) bool {
+	for _, st := range stores {
+		a, ok := plain(st.Addr.(*ssa.FieldAddr).X).(*ssa.Alloc)
+		if !ok || IsCell(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// localField reports whether only this package can store into f.
+func localField(f *types.Var) bool {
+	return f.Pkg() != nil && (!f.Exported() || f.Pkg().Name() == "main")
+}
