@@ -439,9 +439,9 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// took it through a helper.
 			old, held := s.find(p)
 			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
-			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.cond == 0 {
+			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.cond+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
-			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && tk.cond == 0 {
+			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && tk.cond+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
 			}
 		}

@@ -113,8 +113,12 @@
 //     type has one (and no Format method): a call of it, exact for a
 //     pointer receiver on the pointer itself, edges only otherwise (a value
 //     receiver locks a copy); conditional under log/slog, whose JSON
-//     handler does not call String. A format string that is not a
-//     constant calls nothing.
+//     handler does not call String (and a conditional call is edges
+//     only, no double lock). A format string that is not a constant
+//     calls nothing. A package's own wrapper (`func (p *Page) warnf(format
+//     string, args ...any)` passing args on, whole, with its format behind
+//     a constant prefix without verbs) formats as what it wraps;
+//     conditional when it formats on some paths only.
 //   - A Lock or Unlock method of a user type (a sync.Locker) whose effect
 //     is declared (acquires/releases) or inferred from its body is a call
 //     with that effect, not an opaque lock operation on the value: the
@@ -154,7 +158,9 @@
 //     condition value does not) orders nothing: no other goroutine can
 //     hold it. A field whose objects point back to their holder
 //     (objects.Index.BackPointers) is an inferred alias: c.tr.owner.mu is
-//     c.mu, in callees' effects too (walker.calleePath). A callee that releases the caller's lock and takes it again
+//     c.mu, in callees' effects too (walker.calleePath). A hold moves
+//     with the phi that carries its object into a block (phimoves.go:
+//     hand-over-hand coupling). A callee that releases the caller's lock and takes it again
 //     retakes it under the caller's other locks: edges.
 //   - Edges are exported as the package's own; the facts of every
 //     transitive dependency are visible to the analysis (AllPackageFacts),

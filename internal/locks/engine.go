@@ -65,8 +65,9 @@ type engine struct {
 	pureWrappers map[*types.Named]bool
 	// annotatedLocks caches guardsAnnotated by class.
 	annotatedLocks map[string]bool
-	chanCaps       map[string]bool   // channel identity -> every make of it is buffered
-	chanHomes      map[string]string // local channel identity -> the field or var it is kept in
+	chanCaps       map[string]bool            // channel identity -> every make of it is buffered
+	chanHomes      map[string]string          // local channel identity -> the field or var it is kept in
+	wrappers       map[*ssa.Function]*wrapper // formatting wrappers, memo of formatWrapper
 	aliases        map[*types.Named][]aliasPair
 	cur            *ssa.Function    // the function being walked, for fallback positions
 	forceLines     map[string]bool  // "file:line" of each +checklocksforce (force.go)

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/constant"
+	"go/token"
 	"go/types"
 	"strconv"
 	"strings"
@@ -49,17 +50,9 @@ func (e *engine) formatted(call *ssa.CallCommon, out []target) []target {
 	if fn.Pkg == nil || len(call.Args) == 0 {
 		return out
 	}
-	pkg := fn.Pkg.Pkg.Path()
-	format, ok := formatFuncs[pkg][fn.Name()]
+	format, cond, ok := e.formatIndex(fn)
 	if !ok {
 		return out
-	}
-	cond := 0
-	if pkg == "log/slog" {
-		cond = 1
-	}
-	if format >= 0 && fn.Signature.Recv() != nil {
-		format++
 	}
 	operands := variadic(call.Args[len(call.Args)-1])
 	var calls []bool
@@ -82,6 +75,130 @@ func (e *engine) formatted(call *ssa.CallCommon, out []target) []target {
 		}
 	}
 	return out
+}
+
+// formatIndex returns the index in a call's arguments (a method's
+// receiver counted) of fn's format, -1 for print-style functions, the
+// conditional steps of its formatting, and whether fn formats its
+// operands: a function of formatFuncs, or a wrapper of one in this package.
+func (e *engine) formatIndex(fn *ssa.Function) (format, cond int, ok bool) {
+	pkg := fn.Pkg.Pkg.Path()
+	if format, ok := formatFuncs[pkg][fn.Name()]; ok {
+		if pkg == "log/slog" {
+			cond = 1 // a JSON handler marshals instead
+		}
+		if format >= 0 && fn.Signature.Recv() != nil {
+			format++
+		}
+		return format, cond, true
+	}
+	w := e.formatWrapper(fn, 0)
+	if w == nil {
+		return 0, 0, false
+	}
+	return w.format, w.cond, true
+}
+
+// wrapper describes a package function that formats its own operands
+// through a formatting function: `func (m *Map) warnf(format string, args
+// ...any) { m.logger.Printf("WARN "+format, args...) }`.
+type wrapper struct {
+	format int // the index of its format parameter, -1 for print-style
+	cond   int // 1 when it formats on some paths only
+}
+
+// maxWrapperDepth bounds wrappers of wrappers.
+const maxWrapperDepth = 2
+
+// formatWrapper returns fn as a wrapper, nil when it is not one: it
+// passes its variadic ...any parameter on, whole, to a formatting
+// function, with its own format parameter (maybe behind a constant
+// prefix without verbs) as that function's format.
+func (e *engine) formatWrapper(fn *ssa.Function, depth int) *wrapper {
+	if w, seen := e.wrappers[fn]; seen {
+		return w
+	}
+	if e.wrappers == nil {
+		e.wrappers = map[*ssa.Function]*wrapper{}
+	}
+	e.wrappers[fn] = nil
+	if depth > maxWrapperDepth || fn.Pkg != e.p.SSA.Pkg || len(fn.Blocks) == 0 || !fn.Signature.Variadic() || len(fn.Params) == 0 {
+		return nil
+	}
+	args := fn.Params[len(fn.Params)-1]
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			c, ok := instr.(ssa.CallInstruction)
+			if !ok || len(c.Common().Args) == 0 || c.Common().Args[len(c.Common().Args)-1] != args {
+				continue
+			}
+			callee := c.Common().StaticCallee()
+			if callee == nil || callee.Pkg == nil {
+				continue
+			}
+			inner, cond, ok := e.formatIndexAt(callee, depth+1)
+			if !ok {
+				continue
+			}
+			w := &wrapper{format: -1, cond: cond}
+			if inner >= 0 {
+				w.format = formatParam(fn, c.Common().Args[inner])
+				if w.format < 0 {
+					continue
+				}
+			}
+			if !dominatesReturns(b) {
+				w.cond = 1
+			}
+			e.wrappers[fn] = w
+			return w
+		}
+	}
+	return nil
+}
+
+// formatIndexAt is formatIndex for a wrapper's callee, depth wrappers in.
+func (e *engine) formatIndexAt(fn *ssa.Function, depth int) (int, int, bool) {
+	if _, ok := formatFuncs[fn.Pkg.Pkg.Path()][fn.Name()]; ok {
+		return e.formatIndex(fn)
+	}
+	if w := e.formatWrapper(fn, depth); w != nil {
+		return w.format, w.cond, true
+	}
+	return 0, 0, false
+}
+
+// formatParam returns the index of fn's parameter that v is, or is with
+// a constant prefix or suffix that has no verb; -1 otherwise.
+func formatParam(fn *ssa.Function, v ssa.Value) int {
+	if b, ok := v.(*ssa.BinOp); ok && b.Op == token.ADD {
+		if c, ok := b.X.(*ssa.Const); ok && noVerb(c) {
+			v = b.Y
+		} else if c, ok := b.Y.(*ssa.Const); ok && noVerb(c) {
+			v = b.X
+		}
+	}
+	for i, p := range fn.Params {
+		if p == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func noVerb(c *ssa.Const) bool {
+	return c.Value != nil && c.Value.Kind() == constant.String && !strings.Contains(constant.StringVal(c.Value), "%")
+}
+
+// dominatesReturns reports whether every return of b's function comes
+// after b.
+func dominatesReturns(b *ssa.BasicBlock) bool {
+	for _, r := range b.Parent().Blocks {
+		if _, ok := r.Instrs[len(r.Instrs)-1].(*ssa.Return); ok && !b.Dominates(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // variadic returns the operands of a ...any argument built at the call

@@ -75,6 +75,9 @@ type Hold struct {
 	// of the values the two expressions have now, not on the next turn
 	// of a loop.
 	alias bool
+	// twin: the other name of the same lock after a phi move (phimoves.go):
+	// letting go of either lets go of both.
+	twin string
 }
 
 // deferred is one pending defer, replayed at RunDefers in reverse order.

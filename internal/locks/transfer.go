@@ -150,6 +150,15 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 }
 
 func (w *walker) release(h Hold, pos token.Pos, s State) State {
+	old, held := s.find(h.Path)
+	s = w.releaseOne(h, pos, s)
+	if _, still := s.find(h.Path); held && old.twin != "" && !still {
+		s = s.without(old.twin) // the same lock under its other name
+	}
+	return s
+}
+
+func (w *walker) releaseOne(h Hold, pos token.Pos, s State) State {
 	w.noteUnlock(h.Path, pos)
 	if old, held := s.find(h.Path); held {
 		if old.Extra > 0 {

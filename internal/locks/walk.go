@@ -130,6 +130,7 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 		if !live {
 			continue // a branch that cannot be taken
 		}
+		es = w.phiMoves(p, b, es)
 		isBack := b.Dominates(p)
 		if isBack {
 			es = es.withoutAliases() // the next turn compares new values

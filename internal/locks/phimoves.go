@@ -1,0 +1,83 @@
+package locks
+
+import (
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// Hand-over-hand locking renames the held object: `prev.mu.Lock(); for
+// cur := prev.next; cur != nil; cur = cur.next { cur.mu.Lock();
+// prev.mu.Unlock(); prev = cur }` holds one lock at every loop header,
+// first as l.head, then as the last turn's cur, and that lock is prev
+// there. On the edge into a block, a hold rooted at the value a phi of the
+// block receives on that edge is held as the phi's too: renamed when its
+// old name was a phi of the block (which names the next value from
+// there), kept otherwise as an alias of the new name.
+
+// phiMoves applies the phis of b, a loop header, to the holds of s, the
+// state on the edge from p. Only loop headers: after a plain branch the
+// old name is the one the code goes on using (`e = x.(*T); e.Lock();
+// defer e.Unlock()` on one side, `e = new(T)` on the other).
+func (w *walker) phiMoves(p, b *ssa.BasicBlock, s State) State {
+	idx := slices.Index(b.Preds, p)
+	if idx < 0 || len(s.holds) == 0 || !loopHeader(b) {
+		return s
+	}
+	type move struct {
+		h   Hold
+		old string
+		phi bool // the old name is a phi of b: dropped
+	}
+	var moves []move
+	for _, instr := range b.Instrs {
+		phi, ok := instr.(*ssa.Phi)
+		if !ok {
+			break
+		}
+		if idx >= len(phi.Edges) {
+			continue
+		}
+		in := phi.Edges[idx]
+		from, to := w.e.lockPath(w.fn, in), w.e.lockPath(w.fn, phi)
+		if from == "" || to == "" || from == to || !strings.HasPrefix(to, "v:") {
+			continue
+		}
+		inPhi, _ := in.(*ssa.Phi)
+		for _, h := range s.holds {
+			rest, ok := strings.CutPrefix(h.Path, from)
+			if !ok || rest != "" && rest[0] != '.' && rest[0] != '[' {
+				continue
+			}
+			c := h
+			c.Path = to + rest
+			moves = append(moves, move{h: c, old: h.Path, phi: inPhi != nil && inPhi.Block() == b})
+		}
+	}
+	for i, m := range moves {
+		if m.phi {
+			s = s.without(m.old)
+		} else if old, held := s.find(m.old); held {
+			old.Try, old.alias, old.twin = true, true, m.h.Path // the same lock, under its old name
+			s = s.with(old)
+			moves[i].h.twin = m.old
+		}
+	}
+	for _, m := range moves {
+		if _, held := s.find(m.h.Path); !held {
+			s = s.with(m.h)
+		}
+	}
+	return s
+}
+
+// loopHeader reports whether b is entered by a back-edge.
+func loopHeader(b *ssa.BasicBlock) bool {
+	for _, p := range b.Preds {
+		if b.Dominates(p) {
+			return true
+		}
+	}
+	return false
+}
