@@ -11,10 +11,11 @@ import (
 // cur := prev.next; cur != nil; cur = cur.next { cur.mu.Lock();
 // prev.mu.Unlock(); prev = cur }` holds one lock at every loop header,
 // first as l.head, then as the last turn's cur, and that lock is prev
-// there. On the edge into a block, a hold rooted at the value a phi of the
-// block receives on that edge is held as the phi's too: renamed when its
-// old name was a phi of the block (which names the next value from
-// there), kept otherwise as an alias of the new name.
+// there. On the edge into a loop header, a hold rooted at the value a phi
+// of the header receives on that edge is held as the phi's too: renamed
+// when its old name was a phi of the header (which names the next value
+// from there); otherwise the old name stays and the phi's is a second
+// name for the turn (an alias, its twin).
 
 // phiMoves applies the phis of b, a loop header, to the holds of s, the
 // state on the edge from p. Only loop headers: after a plain branch the
@@ -55,19 +56,29 @@ func (w *walker) phiMoves(p, b *ssa.BasicBlock, s State) State {
 			moves = append(moves, move{h: c, old: h.Path, phi: inPhi != nil && inPhi.Block() == b})
 		}
 	}
-	for i, m := range moves {
+	for _, m := range moves {
 		if m.phi {
 			s = s.without(m.old)
-		} else if old, held := s.find(m.old); held {
-			old.Try, old.alias, old.twin = true, true, m.h.Path // the same lock, under its old name
-			s = s.with(old)
-			moves[i].h.twin = m.old
 		}
 	}
 	for _, m := range moves {
-		if _, held := s.find(m.h.Path); !held {
-			s = s.with(m.h)
+		if _, held := s.find(m.h.Path); held {
+			continue
 		}
+		if !m.phi {
+			// The old name stays the lock's (a caller's declared lock
+			// reached through tg.pidns, walked as ns): the phi's is a
+			// second name for this turn, letting go of either lets go
+			// of both.
+			old, held := s.find(m.old)
+			if !held {
+				continue
+			}
+			old.twin = m.h.Path
+			s = s.with(old)
+			m.h.Try, m.h.alias, m.h.twin = true, true, m.old
+		}
+		s = s.with(m.h)
 	}
 	return s
 }
@@ -80,4 +91,19 @@ func loopHeader(b *ssa.BasicBlock) bool {
 		}
 	}
 	return false
+}
+
+// dropMaybeTwins drops, after a join, a maybe-hold whose twin is held for
+// sure: on the paths it came from it is that lock, on the others it was
+// let go (l.head's lock, released in the loop as prev).
+func dropMaybeTwins(s State) State {
+	for _, h := range s.holds {
+		if !h.Maybe || h.twin == "" {
+			continue
+		}
+		if t, held := s.find(h.twin); held && !t.Maybe {
+			s = s.without(h.Path)
+		}
+	}
+	return s
 }

@@ -230,6 +230,9 @@ func join2(a, b State, aBack, bBack bool) State {
 			j++
 		default:
 			h, o := a.holds[i], b.holds[j]
+			if h.alias && !o.alias {
+				h.Try, h.alias, h.twin = o.Try, false, o.twin // a real hold on one side
+			}
 			h.Maybe = h.Maybe || o.Maybe
 			h.Loop = h.Loop || o.Loop
 			h.Lent = h.Lent || o.Lent

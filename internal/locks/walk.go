@@ -141,7 +141,7 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 	if len(ins) == 0 {
 		return State{}, false
 	}
-	s := join(ins, back)
+	s := dropMaybeTwins(join(ins, back))
 	// A lock reached from a value computed in the loop (c = c.parent;
 	// c.mu.Lock()) is another lock on the next iteration: not a re-lock.
 	for _, h := range s.holds {
