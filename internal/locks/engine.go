@@ -64,14 +64,15 @@ type engine struct {
 	// pureWrappers caches pureWrapper by type (wrapper.go).
 	pureWrappers map[*types.Named]bool
 	// annotatedLocks caches guardsAnnotated by class.
-	annotatedLocks map[string]bool
-	chanCaps       map[string]bool            // channel identity -> every make of it is buffered
-	chanHomes      map[string]string          // local channel identity -> the field or var it is kept in
-	wrappers       map[*ssa.Function]*wrapper // formatting wrappers, memo of formatWrapper
-	aliases        map[*types.Named][]aliasPair
-	cur            *ssa.Function    // the function being walked, for fallback positions
-	forceLines     map[string]bool  // "file:line" of each +checklocksforce (force.go)
-	guardFound     map[guardKey]int // guard findings by access and lock (guardFinding)
+	annotatedLocks     map[string]bool
+	chanCaps           map[string]bool            // channel identity -> every make of it is buffered
+	chanHomes          map[string]string          // local channel identity -> the field or var it is kept in
+	wrappers           map[*ssa.Function]*wrapper // formatting wrappers, memo of formatWrapper
+	tableUnlockClasses map[string]bool            // locktable.go
+	aliases            map[*types.Named][]aliasPair
+	cur                *ssa.Function    // the function being walked, for fallback positions
+	forceLines         map[string]bool  // "file:line" of each +checklocksforce (force.go)
+	guardFound         map[guardKey]int // guard findings by access and lock (guardFinding)
 	// specials: summaries specialized by constant arguments (specialize.go).
 	specials     map[specKey]*funcInfo
 	specializing map[*ssa.Function]bool

@@ -251,7 +251,7 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		}
 		// Held exactly where a callee's success says, or acquired on
 		// success here (tryacquire.go).
-		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) {
+		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) || w.tableAcquire(h) {
 			return true
 		}
 		if h.Maybe && w.unlocked[h.Path] {
