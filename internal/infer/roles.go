@@ -254,7 +254,7 @@ func (s *state) findEntries() {
 // long-running loop selects on them; a mailbox is what makes it an owner.
 func (s *state) loopReceive(fn *ssa.Function) (string, bool) {
 	for _, b := range fn.Blocks {
-		if !inLoop(b) {
+		if !objects.OnCycle(b) {
 			continue
 		}
 		for _, instr := range b.Instrs {
@@ -299,25 +299,6 @@ func timerOrDone(ch ssa.Value) bool {
 			n := objects.NamedOf(fa.X.Type())
 			return n != nil && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "time"
 		}
-	}
-	return false
-}
-
-// inLoop reports whether b can reach itself.
-func inLoop(b *ssa.BasicBlock) bool {
-	seen := map[*ssa.BasicBlock]bool{}
-	work := append([]*ssa.BasicBlock(nil), b.Succs...)
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		if x == b {
-			return true
-		}
-		if seen[x] {
-			continue
-		}
-		seen[x] = true
-		work = append(work, x.Succs...)
 	}
 	return false
 }

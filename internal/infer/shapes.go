@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // shapes proposes drain and commit on the functions r's goroutine runs
@@ -56,7 +58,7 @@ func (s *state) drains(fn *ssa.Function) (string, bool) {
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
 			sel, ok := instr.(*ssa.Select)
-			if !ok || sel.Blocking || !inLoop(b) {
+			if !ok || sel.Blocking || !objects.OnCycle(b) {
 				continue
 			}
 			for _, st := range sel.States {

@@ -64,16 +64,9 @@ func (w *walker) checkCallDecl(t *target, pos token.Pos, s State) State {
 		if !ok {
 			continue
 		}
-		p, ok := t.rewrite(w.fn, h.Path)
+		p, ok := w.calleePath(t, h.Path)
 		if !ok {
 			continue
-		}
-		if root, rest := rootOf(h.Path); paramIndex(root, "p") >= 0 && paramIndex(root, "p") < len(t.vals) {
-			// The lock is the argument or inside it: apply aliases, unless
-			// it was found through a field stored with a named value.
-			if v := t.vals[paramIndex(root, "p")]; v == nil || v.Parent() != w.fn || !throughStored(w.fn, v, rest, t.at) {
-				p = w.e.canonicalThrough(w.fn, v, rest, p)
-			}
 		}
 		held, isHeld := s.find(p)
 		surely := isHeld && (!held.Maybe || held.Lent)

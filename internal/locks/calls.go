@@ -566,15 +566,7 @@ func (w *walker) condStep() int {
 		return 1
 	}
 	if w.retBlocks == nil {
-		w.retBlocks = []*ssa.BasicBlock{}
-		for _, b := range w.fn.Blocks {
-			if b == w.fn.Recover || len(b.Instrs) == 0 {
-				continue
-			}
-			if _, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok {
-				w.retBlocks = append(w.retBlocks, b)
-			}
-		}
+		w.retBlocks = returnBlocks(w.fn)
 	}
 	if len(w.dead) > 0 {
 		if w.avoidable(w.blk) {
@@ -582,12 +574,35 @@ func (w *walker) condStep() int {
 		}
 		return 0
 	}
-	for _, r := range w.retBlocks {
-		if !w.blk.Dominates(r) {
-			return 1
-		}
+	if !dominatesAll(w.blk, w.retBlocks) {
+		return 1
 	}
 	return 0
+}
+
+// returnBlocks lists fn's blocks that end in a return, but the recover
+// block; never nil, so that the walk can cache it.
+func returnBlocks(fn *ssa.Function) []*ssa.BasicBlock {
+	out := []*ssa.BasicBlock{}
+	for _, b := range fn.Blocks {
+		if b == fn.Recover || len(b.Instrs) == 0 {
+			continue
+		}
+		if _, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// dominatesAll reports whether b dominates each of bs.
+func dominatesAll(b *ssa.BasicBlock, bs []*ssa.BasicBlock) bool {
+	for _, x := range bs {
+		if !b.Dominates(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // markDead records whether the branch p -> b is impossible.

@@ -50,7 +50,7 @@ func (e *engine) formatted(call *ssa.CallCommon, out []target) []target {
 	if fn.Pkg == nil || len(call.Args) == 0 {
 		return out
 	}
-	format, cond, ok := e.formatIndex(fn)
+	format, cond, ok := e.formatIndex(fn, 0)
 	if !ok {
 		return out
 	}
@@ -80,8 +80,9 @@ func (e *engine) formatted(call *ssa.CallCommon, out []target) []target {
 // formatIndex returns the index in a call's arguments (a method's
 // receiver counted) of fn's format, -1 for print-style functions, the
 // conditional steps of its formatting, and whether fn formats its
-// operands: a function of formatFuncs, or a wrapper of one in this package.
-func (e *engine) formatIndex(fn *ssa.Function) (format, cond int, ok bool) {
+// operands: a function of formatFuncs, or a wrapper of one in this package
+// (depth wrappers in already).
+func (e *engine) formatIndex(fn *ssa.Function, depth int) (format, cond int, ok bool) {
 	pkg := fn.Pkg.Pkg.Path()
 	if format, ok := formatFuncs[pkg][fn.Name()]; ok {
 		if pkg == "log/slog" {
@@ -92,7 +93,7 @@ func (e *engine) formatIndex(fn *ssa.Function) (format, cond int, ok bool) {
 		}
 		return format, cond, true
 	}
-	w := e.formatWrapper(fn, 0)
+	w := e.formatWrapper(fn, depth)
 	if w == nil {
 		return 0, 0, false
 	}
@@ -136,7 +137,7 @@ func (e *engine) formatWrapper(fn *ssa.Function, depth int) *wrapper {
 			if callee == nil || callee.Pkg == nil {
 				continue
 			}
-			inner, cond, ok := e.formatIndexAt(callee, depth+1)
+			inner, cond, ok := e.formatIndex(callee, depth+1)
 			if !ok {
 				continue
 			}
@@ -147,7 +148,7 @@ func (e *engine) formatWrapper(fn *ssa.Function, depth int) *wrapper {
 					continue
 				}
 			}
-			if !dominatesReturns(b) {
+			if !dominatesAll(b, returnBlocks(fn)) {
 				w.cond = 1
 			}
 			e.wrappers[fn] = w
@@ -155,17 +156,6 @@ func (e *engine) formatWrapper(fn *ssa.Function, depth int) *wrapper {
 		}
 	}
 	return nil
-}
-
-// formatIndexAt is formatIndex for a wrapper's callee, depth wrappers in.
-func (e *engine) formatIndexAt(fn *ssa.Function, depth int) (int, int, bool) {
-	if _, ok := formatFuncs[fn.Pkg.Pkg.Path()][fn.Name()]; ok {
-		return e.formatIndex(fn)
-	}
-	if w := e.formatWrapper(fn, depth); w != nil {
-		return w.format, w.cond, true
-	}
-	return 0, 0, false
 }
 
 // formatParam returns the index of fn's parameter that v is, or is with
@@ -188,17 +178,6 @@ func formatParam(fn *ssa.Function, v ssa.Value) int {
 
 func noVerb(c *ssa.Const) bool {
 	return c.Value != nil && c.Value.Kind() == constant.String && !strings.Contains(constant.StringVal(c.Value), "%")
-}
-
-// dominatesReturns reports whether every return of b's function comes
-// after b.
-func dominatesReturns(b *ssa.BasicBlock) bool {
-	for _, r := range b.Parent().Blocks {
-		if _, ok := r.Instrs[len(r.Instrs)-1].(*ssa.Return); ok && !b.Dominates(r) {
-			return false
-		}
-	}
-	return true
 }
 
 // variadic returns the operands of a ...any argument built at the call

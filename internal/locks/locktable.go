@@ -4,7 +4,6 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/lockop"
-	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // A lock table hands out locks by key: `lock(key)` finds or makes the
@@ -13,8 +12,8 @@ import (
 // nsLockMap). The lock is held exactly when lock reports success, and no
 // caller can name it: only the package's unlock half finds it. Such a
 // hold is no inconsistent return when the package has that half: a
-// function that unlocks a lock of the class, found in a map or slice,
-// without locking it.
+// function that unlocks a lock of the class, in an element of a map or
+// slice field (lockop.Keyed), without locking it.
 
 // tableAcquire reports whether h is a lock table's lock held on success.
 func (w *walker) tableAcquire(h Hold) bool {
@@ -26,7 +25,7 @@ func (w *walker) tableAcquire(h Hold) bool {
 }
 
 // tableUnlocks returns the classes some function of the package unlocks,
-// on an element looked up in a map or slice, without locking that class.
+// in an element of a container, without locking that class.
 func (e *engine) tableUnlocks() map[string]bool {
 	if e.tableUnlockClasses != nil {
 		return e.tableUnlockClasses
@@ -49,7 +48,7 @@ func (e *engine) tableUnlocks() map[string]bool {
 				case lockop.Lock, lockop.RLock, lockop.TryLock, lockop.TryRLock:
 					locked[lockop.ClassKey(v)] = true
 				case lockop.Unlock, lockop.RUnlock:
-					if lookedUp(container(lv)) {
+					if lockop.Keyed(lv) {
 						unlocked[lockop.ClassKey(v)] = true
 					}
 				}
@@ -63,19 +62,4 @@ func (e *engine) tableUnlocks() map[string]bool {
 	}
 	e.tableUnlockClasses = out
 	return out
-}
-
-// lookedUp reports whether v is an element read from a map or slice.
-func lookedUp(v ssa.Value) bool {
-	switch x := objects.Underlying(v).(type) {
-	case *ssa.Lookup:
-		return true
-	case *ssa.Extract:
-		_, ok := x.Tuple.(*ssa.Lookup)
-		return ok
-	case *ssa.UnOp:
-		_, ok := x.X.(*ssa.IndexAddr)
-		return ok
-	}
-	return false
 }

@@ -15,6 +15,7 @@ var (
 	rewrite    = objects.Rewrite
 	portable   = objects.Portable
 	globalPath = objects.GlobalPath
+	pathUnder  = objects.Under
 )
 
 type part = objects.Part

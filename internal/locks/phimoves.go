@@ -47,8 +47,8 @@ func (w *walker) phiMoves(p, b *ssa.BasicBlock, s State) State {
 		}
 		inPhi, _ := in.(*ssa.Phi)
 		for _, h := range s.holds {
-			rest, ok := strings.CutPrefix(h.Path, from)
-			if !ok || rest != "" && rest[0] != '.' && rest[0] != '[' {
+			rest, ok := pathUnder(h.Path, from)
+			if !ok {
 				continue
 			}
 			c := h

@@ -301,8 +301,8 @@ func (w *walker) sameObject(x, y ssa.Value, s State) State {
 	}
 	for _, h := range s.holds {
 		for _, pair := range [][2]string{{px, py}, {py, px}} {
-			rest, ok := strings.CutPrefix(h.Path, pair[0])
-			if !ok || h.Maybe || rest != "" && rest[0] != '.' && rest[0] != '[' {
+			rest, ok := pathUnder(h.Path, pair[0])
+			if !ok || h.Maybe {
 				continue
 			}
 			if _, held := s.find(pair[1] + rest); !held {

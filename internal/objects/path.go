@@ -450,6 +450,13 @@ func IntoClosure(path string, binds, args []string) string {
 	return root + b.String()
 }
 
+// Under returns what path selects inside the object at root (".mu",
+// "[k:p1].mu", "" for root itself), and whether path is root or inside it.
+func Under(path, root string) (rest string, ok bool) {
+	rest, ok = strings.CutPrefix(path, root)
+	return rest, ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
+}
+
 // intoRoot maps the root of a creator's path to the closure's parameter
 // (pN) or free variable (fN) carrying it, returning the rest of the path.
 func intoRoot(path string, binds, args []string) (string, string, bool) {
@@ -458,8 +465,8 @@ func intoRoot(path string, binds, args []string) (string, string, bool) {
 		paths  []string
 	}{{"p", args}, {"f", binds}} {
 		for i, b := range set.paths {
-			if b != "" && (path == b || strings.HasPrefix(path, b+".") || strings.HasPrefix(path, b+"[")) {
-				return set.prefix + strconv.Itoa(i), path[len(b):], true
+			if rest, ok := Under(path, b); b != "" && ok {
+				return set.prefix + strconv.Itoa(i), rest, true
 			}
 		}
 	}

@@ -410,18 +410,22 @@ func inLoop(v ssa.Value) bool {
 	if !ok || instr.Block() == nil {
 		return false // a parameter, constant or free variable
 	}
-	start := instr.Block()
+	return OnCycle(instr.Block())
+}
+
+// OnCycle reports whether b can reach itself.
+func OnCycle(b *ssa.BasicBlock) bool {
 	seen := map[*ssa.BasicBlock]bool{}
-	work := append([]*ssa.BasicBlock(nil), start.Succs...)
+	work := append([]*ssa.BasicBlock(nil), b.Succs...)
 	for len(work) > 0 {
-		b := work[len(work)-1]
+		x := work[len(work)-1]
 		work = work[:len(work)-1]
-		if b == start {
+		if x == b {
 			return true
 		}
-		if !seen[b] {
-			seen[b] = true
-			work = append(work, b.Succs...)
+		if !seen[x] {
+			seen[x] = true
+			work = append(work, x.Succs...)
 		}
 	}
 	return false
