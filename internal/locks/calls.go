@@ -568,7 +568,7 @@ func (w *walker) condStep() int {
 	if w.retBlocks == nil {
 		w.retBlocks = returnBlocks(w.fn)
 	}
-	if len(w.dead) > 0 {
+	if len(w.dead) > 0 || len(w.e.onceSkips(w.fn)) > 0 {
 		if w.avoidable(w.blk) {
 			return 1
 		}
@@ -624,6 +624,7 @@ func (w *walker) avoidable(b *ssa.BasicBlock) bool {
 	if b == w.fn.Blocks[0] {
 		return false
 	}
+	skips := w.e.onceSkips(w.fn)
 	seen := make([]bool, len(w.fn.Blocks))
 	work := []*ssa.BasicBlock{w.fn.Blocks[0]}
 	seen[0] = true
@@ -634,7 +635,8 @@ func (w *walker) avoidable(b *ssa.BasicBlock) bool {
 			return true
 		}
 		for _, succ := range cur.Succs {
-			if succ == b || seen[succ.Index] || w.dead[[2]int{cur.Index, succ.Index}] {
+			edge := [2]int{cur.Index, succ.Index}
+			if succ == b || seen[succ.Index] || w.dead[edge] || skips[edge] {
 				continue
 			}
 			seen[succ.Index] = true

@@ -130,7 +130,12 @@
 //     call is reported only for a callee that takes the lock on every path
 //     to its return (0 steps): a callee that may take it does so under
 //     conditions on values the analysis does not follow (quic.go's
-//     handlePostHandshakeMessage never renegotiates). Order edges through
+//     handlePostHandshakeMessage never renegotiates). A once guard is not
+//     such a condition: the early return of a function that tests a flag
+//     it sets itself (`if t.closed { return }; t.closed = true`, a
+//     compare-and-swap, a state compared with the constant it stores) is
+//     what later calls take, and the first call runs the rest
+//     (onceguard.go). Order edges through
 //     calls use may-takes, but a take more than maxCond conditional steps
 //     or maxVia calls away propagates no further (debug and trace paths,
 //     chains no reader can check: go/types' Checker.trace). A certain

@@ -61,6 +61,8 @@ type engine struct {
 	guardUses map[*types.Var]*guardUse
 	// tryWrappers caches tryWrapper (trywrapper.go).
 	tryWrappers map[*ssa.Function]tryLockOf
+	// onceGuards caches onceSkips (onceguard.go).
+	onceGuards map[*ssa.Function]map[[2]int]bool
 	// pureWrappers caches pureWrapper by type (wrapper.go).
 	pureWrappers map[*types.Named]bool
 	// annotatedLocks caches guardsAnnotated by class.

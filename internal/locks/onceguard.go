@@ -1,0 +1,238 @@
+package locks
+
+import (
+	"go/constant"
+	"go/token"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// Once guards. A function that runs its work once per object tests a
+// flag and returns early when the flag says the work is done, then sets
+// the flag itself: `if t.closed { return }; t.closed = true; ...` (or a
+// compare-and-swap, or `if t.state == closing { return }` with `t.state =
+// closing` below). The early return is what every later call takes; the
+// first call runs the rest. For whether a take happens on every path
+// (condStep), the "already done" edge is not a path: a Close that calls
+// back into its owner's lock does so on its first call, which is the
+// one the owner makes (grpc's transport calling the addrConn's onClose
+// under the addrConn's lock). A flag the function does not set itself
+// (a configuration bit such as crypto/tls's renegotiation setting) is
+// an ordinary branch.
+
+// flagRef names a flag: a field of one value (a parameter, or the
+// variable a closure captured), or a package variable.
+type flagRef struct {
+	base  ssa.Value
+	field int // -1 for a package variable
+}
+
+// onceSkips returns the "already done" edges of fn's once guards, by
+// predecessor and successor index (nil when there is none).
+func (e *engine) onceSkips(fn *ssa.Function) map[[2]int]bool {
+	if skips, ok := e.onceGuards[fn]; ok {
+		return skips
+	}
+	skips := findOnceSkips(fn)
+	if e.onceGuards == nil {
+		e.onceGuards = map[*ssa.Function]map[[2]int]bool{}
+	}
+	e.onceGuards[fn] = skips
+	return skips
+}
+
+type flagStore struct {
+	ref flagRef
+	val constant.Value // nil: not a constant
+	blk *ssa.BasicBlock
+}
+
+func findOnceSkips(fn *ssa.Function) map[[2]int]bool {
+	var stores []flagStore
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			st, ok := instr.(*ssa.Store)
+			if !ok {
+				continue
+			}
+			ref, ok := flagOf(st.Addr)
+			if !ok {
+				continue
+			}
+			var val constant.Value
+			if c, ok := st.Val.(*ssa.Const); ok {
+				val = c.Value
+			}
+			stores = append(stores, flagStore{ref, val, b})
+		}
+	}
+	var skips map[[2]int]bool
+	for _, p := range fn.Blocks {
+		if len(p.Instrs) == 0 || len(p.Succs) != 2 {
+			continue
+		}
+		ifi, ok := p.Instrs[len(p.Instrs)-1].(*ssa.If)
+		if !ok {
+			continue
+		}
+		skip, ok := skipSucc(ifi.Cond, stores, p)
+		if !ok {
+			continue
+		}
+		if skips == nil {
+			skips = map[[2]int]bool{}
+		}
+		skips[[2]int{p.Index, p.Succs[skip].Index}] = true
+	}
+	return skips
+}
+
+// skipSucc returns the index of the successor of p (whose If tests cond)
+// that a later call takes once this one has set the flag cond reads.
+func skipSucc(cond ssa.Value, stores []flagStore, p *ssa.BasicBlock) (int, bool) {
+	negated := false
+	for {
+		u, ok := cond.(*ssa.UnOp)
+		if !ok || u.Op != token.NOT {
+			break
+		}
+		negated = !negated
+		cond = u.X
+	}
+	flip := func(i int) int {
+		if negated {
+			return 1 - i
+		}
+		return i
+	}
+	if isCompareAndSwap(cond) {
+		return flip(1), true // the swap failed: another call did it
+	}
+	// "flag == c" holds on successor whenTrue of the test.
+	var ref flagRef
+	var c constant.Value
+	whenEq := 0
+	switch x := cond.(type) {
+	case *ssa.UnOp:
+		r, ok := loadedFlag(x)
+		if !ok {
+			return 0, false
+		}
+		ref, c = r, constant.MakeBool(true)
+	case *ssa.BinOp:
+		if x.Op != token.EQL && x.Op != token.NEQ {
+			return 0, false
+		}
+		l, k := x.X, x.Y
+		if _, ok := l.(*ssa.Const); ok {
+			l, k = k, l
+		}
+		kc, ok := k.(*ssa.Const)
+		if !ok || kc.Value == nil {
+			return 0, false
+		}
+		u, ok := l.(*ssa.UnOp)
+		if !ok {
+			return 0, false
+		}
+		r, ok := loadedFlag(u)
+		if !ok {
+			return 0, false
+		}
+		ref, c = r, kc.Value
+		if x.Op == token.NEQ {
+			whenEq = 1
+		}
+	default:
+		return 0, false
+	}
+	// Setting the flag to c marks done (skip where flag == c); setting it
+	// to the other boolean marks done where the flag is not c.
+	for _, want := range []struct {
+		val  constant.Value
+		succ int
+	}{{c, whenEq}, {notBool(c), 1 - whenEq}} {
+		if want.val == nil {
+			continue
+		}
+		skip := flip(want.succ)
+		if setsOnlyOnDoPath(stores, ref, want.val, p.Succs[skip], p.Succs[1-skip]) {
+			return skip, true
+		}
+	}
+	return 0, false
+}
+
+// setsOnlyOnDoPath reports whether the flag is set to val on the "do"
+// successor's side and written nowhere on the skip side.
+func setsOnlyOnDoPath(stores []flagStore, ref flagRef, val constant.Value, skip, do *ssa.BasicBlock) bool {
+	if skip == do || len(do.Preds) != 1 {
+		return false
+	}
+	set := false
+	for _, st := range stores {
+		if st.ref != ref {
+			continue
+		}
+		if skip.Dominates(st.blk) {
+			return false
+		}
+		if st.val != nil && do.Dominates(st.blk) && constant.Compare(st.val, token.EQL, val) {
+			set = true
+		}
+	}
+	return set
+}
+
+func notBool(c constant.Value) constant.Value {
+	if c.Kind() != constant.Bool {
+		return nil
+	}
+	return constant.MakeBool(!constant.BoolVal(c))
+}
+
+// loadedFlag returns the flag a load reads.
+func loadedFlag(u *ssa.UnOp) (flagRef, bool) {
+	if u.Op != token.MUL {
+		return flagRef{}, false
+	}
+	return flagOf(u.X)
+}
+
+// flagOf names the flag at addr: a field of a value, or a package var.
+func flagOf(addr ssa.Value) (flagRef, bool) {
+	switch a := addr.(type) {
+	case *ssa.Global:
+		return flagRef{a, -1}, true
+	case *ssa.FieldAddr:
+		return flagRef{flagBase(a.X), a.Field}, true
+	}
+	return flagRef{}, false
+}
+
+// flagBase sees through a load of a captured variable's cell, so that
+// two loads of one receiver are one base.
+func flagBase(v ssa.Value) ssa.Value {
+	if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
+		switch u.X.(type) {
+		case *ssa.Alloc, *ssa.FreeVar, *ssa.Global:
+			return u.X
+		}
+	}
+	return v
+}
+
+// isCompareAndSwap reports whether v is a compare-and-swap of sync/atomic
+// (the function or a method of its typed values).
+func isCompareAndSwap(v ssa.Value) bool {
+	call, ok := v.(*ssa.Call)
+	if !ok {
+		return false
+	}
+	callee := call.Call.StaticCallee()
+	if callee == nil || callee.Object() == nil || callee.Object().Pkg() == nil {
+		return false
+	}
+	return callee.Object().Pkg().Path() == "sync/atomic" && strings.HasPrefix(callee.Name(), "CompareAndSwap")
+}
