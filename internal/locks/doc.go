@@ -100,7 +100,9 @@
 //     paramCall); each call site that passes a known function adds that
 //     function's takes under those locks and its own (edges; a double
 //     lock when the callee calls it on every path and the function takes
-//     the lock on every path), or, passing its own parameter on, records
+//     the lock on every path; for a literal made at the call site, every
+//     path of what it calls, its own branches being the caller's code),
+//     or, passing its own parameter on, records
 //     the call in its summary. Only a callee known exactly: the locks a
 //     candidate of an interface call holds around the call are a guess
 //     on top of another. sync.Once.Do runs its argument (the first

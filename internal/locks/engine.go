@@ -112,6 +112,9 @@ type take struct {
 	// acquisition and each call on the way that does not dominate every
 	// return of its function. 0: taken on every path to the return.
 	cond int
+	// own is the part of cond that is the function's own step (its
+	// branch around the acquisition or the call leading to it).
+	own int
 	// loose: reached through a call that may run another function (an
 	// interface or func-field candidate): not certain even at cond 0.
 	loose bool

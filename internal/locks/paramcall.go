@@ -146,6 +146,7 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 // s here: edges from both, a double lock when all of it is certain.
 func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hold, via *callChain, cond int, pos token.Pos, s State) {
 	fname := ft.name(w.e)
+	literal := ft.fn.Parent() != nil && ft.fn.Parent() == w.fn
 	for _, tk := range fsum.takes {
 		c := tk.cond + cond
 		if tk.afterRelease || c > maxCond || via.len()+1+tk.Via.len() > maxVia {
@@ -157,6 +158,13 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 			h.Path = p
 		}
 		must := ft.exact && c == 0
+		if literal {
+			// A literal made here is this function's code: its own
+			// branches are ours, which a double lock does not wait on
+			// (as for a Lock written here); what it calls must still take
+			// the lock for sure.
+			must = ft.exact && tk.cond-tk.own+pc.cond == 0
+		}
 		if w.report {
 			if h.Path != "" && must {
 				w.paramRelock(h, held, s, pos, " by "+chain.text()+" (at "+tk.At+")")
@@ -165,7 +173,7 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 			inner := chainOf(append([]string{fname}, tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
 			w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: chain, afterRelease: s.outer, cond: c, Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), Sub: h.Sub})
 	}
 }
 
