@@ -96,7 +96,24 @@ func (w *walker) condTest(cond ssa.Value) (test, bool) {
 
 // condKey names a condition value by its path and type ("" for none):
 // paths see through loads, so a pointer and what it points to share one.
-func (w *walker) condKey(v ssa.Value) string { return condKeyIn(w.fn, v) }
+func (w *walker) condKey(v ssa.Value) string {
+	k := valueIn{w.fn, v}
+	if key, ok := w.e.condKeys[k]; ok {
+		return key
+	}
+	key := condKeyIn(w.fn, v)
+	if w.e.condKeys == nil {
+		w.e.condKeys = map[valueIn]string{}
+	}
+	w.e.condKeys[k] = key
+	return key
+}
+
+// valueIn is a value as seen from a function walked (condKey's cache).
+type valueIn struct {
+	fn *ssa.Function
+	v  ssa.Value
+}
 
 // condKeyIn is condKey for a value of fn: the key a walk of fn gives v,
 // which a specialization of fn must use for the facts it starts with.

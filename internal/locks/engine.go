@@ -61,6 +61,9 @@ type engine struct {
 	guardUses map[*types.Var]*guardUse
 	// tryWrappers caches tryWrapper (trywrapper.go).
 	tryWrappers map[*ssa.Function]tryLockOf
+	// condKeys caches condKey: a walk asks for the same branch values at
+	// every round, and the key spells out the value's type.
+	condKeys map[valueIn]string
 	// onceGuards caches onceSkips (onceguard.go).
 	onceGuards map[*ssa.Function]map[[2]int]bool
 	// pureWrappers caches pureWrapper by type (wrapper.go).

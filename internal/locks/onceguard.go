@@ -91,15 +91,7 @@ func findOnceSkips(fn *ssa.Function) map[[2]int]bool {
 // skipSucc returns the index of the successor of p (whose If tests cond)
 // that a later call takes once this one has set the flag cond reads.
 func skipSucc(cond ssa.Value, stores []flagStore, p *ssa.BasicBlock) (int, bool) {
-	negated := false
-	for {
-		u, ok := cond.(*ssa.UnOp)
-		if !ok || u.Op != token.NOT {
-			break
-		}
-		negated = !negated
-		cond = u.X
-	}
+	cond, negated := stripNot(cond)
 	flip := func(i int) int {
 		if negated {
 			return 1 - i
