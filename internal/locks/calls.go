@@ -448,7 +448,9 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if w.report {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h)})
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h)}
+		w.info.addTake(nt)
+		w.noteSite(nt)
 	}
 }
 
@@ -621,8 +623,17 @@ func (w *walker) markDead(p, b *ssa.BasicBlock, dead bool) {
 // avoidable reports whether a return is reachable from the entry over
 // live branches without passing through block b.
 func (w *walker) avoidable(b *ssa.BasicBlock) bool {
-	if b == w.fn.Blocks[0] {
+	return w.avoidableAll(func(x *ssa.BasicBlock) bool { return x == b })
+}
+
+// avoidableAll reports whether a return is reachable from the entry over
+// live branches without passing through any block in.
+func (w *walker) avoidableAll(in func(*ssa.BasicBlock) bool) bool {
+	if in(w.fn.Blocks[0]) {
 		return false
+	}
+	if w.retBlocks == nil {
+		w.retBlocks = returnBlocks(w.fn)
 	}
 	skips := w.e.onceSkips(w.fn)
 	seen := make([]bool, len(w.fn.Blocks))
@@ -636,7 +647,7 @@ func (w *walker) avoidable(b *ssa.BasicBlock) bool {
 		}
 		for _, succ := range cur.Succs {
 			edge := [2]int{cur.Index, succ.Index}
-			if succ == b || seen[succ.Index] || w.dead[edge] || skips[edge] {
+			if in(succ) || seen[succ.Index] || w.dead[edge] || skips[edge] {
 				continue
 			}
 			seen[succ.Index] = true

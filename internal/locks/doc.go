@@ -137,7 +137,11 @@
 //     it sets itself (`if t.closed { return }; t.closed = true`, a
 //     compare-and-swap, a state compared with the constant it stores) is
 //     what later calls take, and the first call runs the rest
-//     (onceguard.go). Order edges through
+//     (onceguard.go). Nor is a lock taken on every path at different
+//     places (`if tag == "" { return m.SeriesIDs() }; m.mu.RLock()`):
+//     takes conditional only by the function's own branches, whose blocks
+//     together lie on every path to a return, are certain (takesites.go).
+//     Order edges through
 //     calls use may-takes, but a take more than maxCond conditional steps
 //     or maxVia calls away propagates no further (debug and trace paths,
 //     chains no reader can check: go/types' Checker.trace). A certain

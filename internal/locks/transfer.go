@@ -119,7 +119,10 @@ func (w *walker) acquire(h Hold, s State) State {
 		w.edgesTo(s, h, h.Pos, nil, true, false)
 	}
 	if w.final {
-		w.info.addTake(take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: w.condStep(), own: w.condStep(), test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h)})
+		step := w.condStep()
+		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: step, own: step, test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h)}
+		w.info.addTake(tk)
+		w.noteSite(tk)
 	}
 	s = s.taking(h.Class)
 	if old, held := s.find(h.Path); held && !old.Maybe {

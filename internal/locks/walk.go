@@ -47,6 +47,9 @@ type walker struct {
 	// dead: branches found impossible (cond.go), by predecessor and
 	// successor index; nil while there is none.
 	dead map[[2]int]bool
+	// sites: blocks of the takes conditional only by this function's own
+	// branches, by lock (takesites.go; final pass).
+	sites map[siteKey][]*ssa.BasicBlock
 	// guardedPubs: stores and map updates into a guarded field made with
 	// its guards held exclusively, with those holds (see underGuard).
 	guardedPubs map[ssa.Instruction][]Hold
@@ -108,6 +111,7 @@ func (e *engine) walk(fn *ssa.Function, info *funcInfo, entry State, report bool
 			w.block(b, w.in[b.Index])
 		}
 	}
+	w.mergeSites()
 	w.finishReturns()
 }
 

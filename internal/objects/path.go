@@ -31,7 +31,8 @@ import (
 // object even when the field was reassigned between them: an accepted
 // imprecision shared with checklocks. Values are seen through Underlying,
 // so a captured variable, a conversion or a fresh object's field read back
-// name what they hold.
+// name what they hold, and through a call of a getter of the package
+// (getter.go), which names the field it returns.
 
 // Part is one selection of a path, with the named struct it selects from
 // (nil when unknown, or for an index).
@@ -115,6 +116,14 @@ func splitRev(fn *ssa.Function, v ssa.Value, depth int) (string, []Part) {
 		case *ssa.UnOp:
 			if x.Op == token.MUL {
 				v, deref = x.X, true
+				continue
+			}
+		case *ssa.Call:
+			if arg, parts, ok := getterPath(x); ok {
+				for i := len(parts) - 1; i >= 0; i-- {
+					rev = append(rev, parts[i])
+				}
+				v, deref = x.Call.Args[arg], false
 				continue
 			}
 		}
