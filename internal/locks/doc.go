@@ -103,7 +103,11 @@
 //     the lock on every path; for a literal made at the call site, every
 //     path of what it calls, its own branches being the caller's code),
 //     or, passing its own parameter on, records
-//     the call in its summary. Only a callee known exactly: the locks a
+//     the call in its summary. Against a lock the callee itself holds at
+//     its call of the function, the callee's branch to that call does
+//     not make it conditional (a call written on that branch would be a
+//     double lock too): only the passed function's take must be certain.
+//     Only a callee known exactly: the locks a
 //     candidate of an interface call holds around the call are a guess
 //     on top of another. sync.Once.Do runs its argument (the first
 //     time only, taken as certain: a Do under a lock its function takes

@@ -157,18 +157,26 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		if p, ok := w.calleePath(ft, tk.Path); ok && ft.exact && tk.Path != "" {
 			h.Path = p
 		}
+		// inner: the passed function's own conditional steps to the take.
+		// A literal made here is this function's code: its own branches
+		// are ours, which a double lock does not wait on (as for a Lock
+		// written here); what it calls must still take the lock for sure.
+		inner := tk.cond
+		if literal {
+			inner = tk.cond - tk.own
+		}
 		must := ft.exact && c == 0
 		if literal {
-			// A literal made here is this function's code: its own
-			// branches are ours, which a double lock does not wait on
-			// (as for a Lock written here); what it calls must still take
-			// the lock for sure.
-			must = ft.exact && tk.cond-tk.own+pc.cond == 0
+			must = ft.exact && inner+pc.cond == 0
+		}
+		if w.report && h.Path != "" && ft.exact && inner == 0 {
+			// Against a lock the callee holds at its call of the function,
+			// the callee's branch to that call is its own code too (as a
+			// call written on that branch); against ours, it is a
+			// condition we cannot see.
+			w.paramRelock(h, held, s, must, pos, " by "+chain.text()+" (at "+tk.At+")")
 		}
 		if w.report {
-			if h.Path != "" && must {
-				w.paramRelock(h, held, s, pos, " by "+chain.text()+" (at "+tk.At+")")
-			}
 			w.edgesTo(s, h, pos, chain, must, false)
 			inner := chainOf(append([]string{fname}, tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
 			w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
@@ -178,13 +186,17 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 }
 
 // paramRelock reports h, taken by a function passed to a call, when the
-// callee holds the same lock at the call of it, or the caller does.
-func (w *walker) paramRelock(h Hold, held []Hold, s State, pos token.Pos, via string) {
+// callee holds the same lock at the call of it, or, when must (every step
+// certain), the caller does.
+func (w *walker) paramRelock(h Hold, held []Hold, s State, must bool, pos token.Pos, via string) {
 	for _, o := range held {
 		if o.Path == h.Path {
 			w.reportRelock(o, h, pos, via)
 			return
 		}
+	}
+	if !must {
+		return
 	}
 	if old, ok := s.find(h.Path); ok && !old.Maybe && !old.Opaque {
 		w.reportRelock(old, h, pos, via)
