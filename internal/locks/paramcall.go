@@ -157,19 +157,19 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		if p, ok := w.calleePath(ft, tk.Path); ok && ft.exact && tk.Path != "" {
 			h.Path = p
 		}
-		// inner: the passed function's own conditional steps to the take.
+		// steps: the passed function's own conditional steps to the take.
 		// A literal made here is this function's code: its own branches
 		// are ours, which a double lock does not wait on (as for a Lock
 		// written here); what it calls must still take the lock for sure.
-		inner := tk.cond
+		steps := tk.cond
 		if literal {
-			inner = tk.cond - tk.own
+			steps = tk.cond - tk.own
 		}
 		must := ft.exact && c == 0
 		if literal {
-			must = ft.exact && inner+pc.cond == 0
+			must = ft.exact && steps+pc.cond == 0
 		}
-		if w.report && h.Path != "" && ft.exact && inner == 0 {
+		if w.report && h.Path != "" && ft.exact && steps == 0 {
 			// Against a lock the callee holds at its call of the function,
 			// the callee's branch to that call is its own code too (as a
 			// call written on that branch); against ours, it is a
