@@ -21,13 +21,6 @@ import (
 // (a configuration bit such as crypto/tls's renegotiation setting) is
 // an ordinary branch.
 
-// flagRef names a flag: a field of one value (a parameter, or the
-// variable a closure captured), or a package variable.
-type flagRef struct {
-	base  ssa.Value
-	field int // -1 for a package variable
-}
-
 // onceSkips returns the "already done" edges of fn's once guards, by
 // predecessor and successor index (nil when there is none).
 func (e *engine) onceSkips(fn *ssa.Function) map[[2]int]bool {
@@ -42,8 +35,10 @@ func (e *engine) onceSkips(fn *ssa.Function) map[[2]int]bool {
 	return skips
 }
 
+// flagStore is a store into a flag: a field or a package var, named by
+// its path (so two loads of one receiver, captured or not, are one flag).
 type flagStore struct {
-	ref flagRef
+	ref string
 	val constant.Value // nil: not a constant
 	blk *ssa.BasicBlock
 }
@@ -56,7 +51,7 @@ func findOnceSkips(fn *ssa.Function) map[[2]int]bool {
 			if !ok {
 				continue
 			}
-			ref, ok := flagOf(st.Addr)
+			ref, ok := flagOf(fn, st.Addr)
 			if !ok {
 				continue
 			}
@@ -76,7 +71,7 @@ func findOnceSkips(fn *ssa.Function) map[[2]int]bool {
 		if !ok {
 			continue
 		}
-		skip, ok := skipSucc(ifi.Cond, stores, p)
+		skip, ok := skipSucc(fn, ifi.Cond, stores, p)
 		if !ok {
 			continue
 		}
@@ -90,7 +85,7 @@ func findOnceSkips(fn *ssa.Function) map[[2]int]bool {
 
 // skipSucc returns the index of the successor of p (whose If tests cond)
 // that a later call takes once this one has set the flag cond reads.
-func skipSucc(cond ssa.Value, stores []flagStore, p *ssa.BasicBlock) (int, bool) {
+func skipSucc(fn *ssa.Function, cond ssa.Value, stores []flagStore, p *ssa.BasicBlock) (int, bool) {
 	cond, negated := stripNot(cond)
 	flip := func(i int) int {
 		if negated {
@@ -102,12 +97,12 @@ func skipSucc(cond ssa.Value, stores []flagStore, p *ssa.BasicBlock) (int, bool)
 		return flip(1), true // the swap failed: another call did it
 	}
 	// "flag == c" holds on successor whenTrue of the test.
-	var ref flagRef
+	var ref string
 	var c constant.Value
 	whenEq := 0
 	switch x := cond.(type) {
 	case *ssa.UnOp:
-		r, ok := loadedFlag(x)
+		r, ok := loadedFlag(fn, x)
 		if !ok {
 			return 0, false
 		}
@@ -128,7 +123,7 @@ func skipSucc(cond ssa.Value, stores []flagStore, p *ssa.BasicBlock) (int, bool)
 		if !ok {
 			return 0, false
 		}
-		r, ok := loadedFlag(u)
+		r, ok := loadedFlag(fn, u)
 		if !ok {
 			return 0, false
 		}
@@ -158,7 +153,7 @@ func skipSucc(cond ssa.Value, stores []flagStore, p *ssa.BasicBlock) (int, bool)
 
 // setsOnlyOnDoPath reports whether the flag is set to val on the "do"
 // successor's side and written nowhere on the skip side.
-func setsOnlyOnDoPath(stores []flagStore, ref flagRef, val constant.Value, skip, do *ssa.BasicBlock) bool {
+func setsOnlyOnDoPath(stores []flagStore, ref string, val constant.Value, skip, do *ssa.BasicBlock) bool {
 	if skip == do || len(do.Preds) != 1 {
 		return false
 	}
@@ -185,34 +180,20 @@ func notBool(c constant.Value) constant.Value {
 }
 
 // loadedFlag returns the flag a load reads.
-func loadedFlag(u *ssa.UnOp) (flagRef, bool) {
+func loadedFlag(fn *ssa.Function, u *ssa.UnOp) (string, bool) {
 	if u.Op != token.MUL {
-		return flagRef{}, false
+		return "", false
 	}
-	return flagOf(u.X)
+	return flagOf(fn, u.X)
 }
 
-// flagOf names the flag at addr: a field of a value, or a package var.
-func flagOf(addr ssa.Value) (flagRef, bool) {
-	switch a := addr.(type) {
-	case *ssa.Global:
-		return flagRef{a, -1}, true
-	case *ssa.FieldAddr:
-		return flagRef{flagBase(a.X), a.Field}, true
+// flagOf names the flag at addr, a field or a package var, by its path.
+func flagOf(fn *ssa.Function, addr ssa.Value) (string, bool) {
+	switch addr.(type) {
+	case *ssa.Global, *ssa.FieldAddr:
+		return pathOf(fn, addr), true
 	}
-	return flagRef{}, false
-}
-
-// flagBase sees through a load of a captured variable's cell, so that
-// two loads of one receiver are one base.
-func flagBase(v ssa.Value) ssa.Value {
-	if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
-		switch u.X.(type) {
-		case *ssa.Alloc, *ssa.FreeVar, *ssa.Global:
-			return u.X
-		}
-	}
-	return v
+	return "", false
 }
 
 // isCompareAndSwap reports whether v is a compare-and-swap of sync/atomic

@@ -162,11 +162,9 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		// are ours, which a double lock does not wait on (as for a Lock
 		// written here); what it calls must still take the lock for sure.
 		steps := tk.cond
-		if literal {
-			steps = tk.cond - tk.own
-		}
 		must := ft.exact && c == 0
 		if literal {
+			steps -= tk.own
 			must = ft.exact && steps+pc.cond == 0
 		}
 		if w.report && h.Path != "" && ft.exact && steps == 0 {

@@ -1,6 +1,10 @@
 package locks
 
-import "golang.org/x/tools/go/ssa"
+import (
+	"slices"
+
+	"golang.org/x/tools/go/ssa"
+)
 
 // A lock taken on every path, but at different places: `if cond == nil {
 // return m.SeriesIDs() }; m.mu.RLock(); ...` read-locks m.mu on both
@@ -36,14 +40,7 @@ func (w *walker) mergeSites() {
 		if len(blocks) < 2 {
 			continue
 		}
-		if w.avoidableAll(func(b *ssa.BasicBlock) bool {
-			for _, x := range blocks {
-				if x == b {
-					return true
-				}
-			}
-			return false
-		}) {
+		if w.avoidableAll(func(b *ssa.BasicBlock) bool { return slices.Contains(blocks, b) }) {
 			continue
 		}
 		for i, tk := range w.info.takes {
