@@ -285,6 +285,7 @@ func (w *walker) runDefers(pos token.Pos, s State) State {
 				w.info.addChan(op)
 			}
 		}
+		s = w.checkDeferredFields(d.at, s)
 		if op, lv := w.e.classify(call); op != lockop.None {
 			s = w.lockOp(op, lv, d.at.Pos(), s)
 		} else {

@@ -25,7 +25,9 @@ import (
 // annotations name the lock. count is the number of returns
 // definitely holding each path; declared the paths declared acquired.
 func (w *walker) reportUndeclaredAcquires(count map[string]int, declared map[string]Hold) {
-	if !w.report || len(w.rets) == 0 || lockerMethod(w.fn) {
+	// A closure run in place is its caller's code: the caller goes on
+	// with what it leaves held and is judged at its own returns.
+	if !w.report || len(w.rets) == 0 || lockerMethod(w.fn) || w.inPlaceClosure() {
 		return
 	}
 	for _, h := range w.rets[0].state.holds {

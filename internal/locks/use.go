@@ -57,9 +57,9 @@ func classify(addr ssa.Value, depth int, checked func(*ssa.Function) bool) acces
 				sub.write = false
 			}
 			acc = acc.merge(sub)
-		case *ssa.Call:
-			u := useInCall(x, addr, depth, checked)
-			if depth == 1 && isBuiltin(x, "delete") && len(x.Call.Args) > 0 && x.Call.Args[0] == addr {
+		case ssa.CallInstruction: // a call, also deferred or started as a goroutine
+			u := useInCall(x.Common(), addr, depth, checked)
+			if depth == 1 && isBuiltin(x.Common(), "delete") && len(x.Common().Args) > 0 && x.Common().Args[0] == addr {
 				u.write = true
 			}
 			acc = acc.merge(u)
@@ -76,11 +76,13 @@ func classify(addr ssa.Value, depth int, checked func(*ssa.Function) bool) acces
 }
 
 // useInCall classifies passing v to a call: an address given to a
-// sync/atomic function or an atomic type's method is atomic (a write
-// unless it is a Load); an address given to any other call may be written
-// through (depth 0); a loaded value is only read.
-func useInCall(c *ssa.Call, v ssa.Value, depth int, checked func(*ssa.Function) bool) access {
-	if callee := c.Call.StaticCallee(); atomicPackage(callee) {
+// sync/atomic function or an atomic type's method as the word it works on
+// (the first argument) is atomic (a write unless it is a Load); an address
+// given to any other call, or to an atomic one as the value to store
+// (`sink.Store(&t.n)`), may be written through (depth 0); a loaded value
+// is only read.
+func useInCall(c *ssa.CallCommon, v ssa.Value, depth int, checked func(*ssa.Function) bool) access {
+	if callee := c.StaticCallee(); atomicPackage(callee) && len(c.Args) > 0 && c.Args[0] == v {
 		name := callee.Name()
 		if strings.HasPrefix(name, "Racy") { // gVisor atomicbitops' plain accessors
 			return access{read: true, write: name != "RacyLoad"}
@@ -98,9 +100,9 @@ func useInCall(c *ssa.Call, v ssa.Value, depth int, checked func(*ssa.Function) 
 // the method annotated or its type's fields guarded): a read of the field,
 // as in checklocks. A method of an unannotated type (c.list.PushBack)
 // may write through its receiver unchecked, so that stays a write.
-func checkedReceiver(c *ssa.Call, v ssa.Value, checked func(*ssa.Function) bool) bool {
-	callee := c.Call.StaticCallee()
-	return checked != nil && callee != nil && callee.Signature.Recv() != nil && len(c.Call.Args) > 0 && c.Call.Args[0] == v && checked(callee)
+func checkedReceiver(c *ssa.CallCommon, v ssa.Value, checked func(*ssa.Function) bool) bool {
+	callee := c.StaticCallee()
+	return checked != nil && callee != nil && callee.Signature.Recv() != nil && len(c.Args) > 0 && c.Args[0] == v && checked(callee)
 }
 
 func (a access) merge(b access) access {
@@ -120,8 +122,8 @@ func atomicPackage(fn *ssa.Function) bool {
 	return pkg.Path() == "sync/atomic" || pkg.Name() == "atomicbitops"
 }
 
-func isBuiltin(c *ssa.Call, name string) bool {
-	b, ok := c.Call.Value.(*ssa.Builtin)
+func isBuiltin(c *ssa.CallCommon, name string) bool {
+	b, ok := c.Value.(*ssa.Builtin)
 	return ok && b.Name() == name
 }
 
