@@ -1,6 +1,10 @@
 package objects
 
-import "golang.org/x/tools/go/ssa"
+import (
+	"go/token"
+
+	"golang.org/x/tools/go/ssa"
+)
 
 // maxCallDepth bounds how many calls a result's field is followed through
 // (`h := e.newPassiveHandshake()` returns what newHandshake returned).
@@ -47,7 +51,10 @@ func storedField(obj ssa.Value, field int, at ssa.Instruction, depth int) ssa.Va
 			return nil
 		}
 		store := fieldStore(o, field)
-		if store == nil || !before(store, at) {
+		if store == nil {
+			return lastStore(o, field, at, depth)
+		}
+		if !before(store, at) {
 			return nil
 		}
 		return store.Val
@@ -88,6 +95,99 @@ func fieldStore(obj *ssa.Alloc, field int) *ssa.Store {
 		}
 	}
 	return store
+}
+
+// lastStore is the value field of the struct object obj holds at at when
+// every store into obj (its field, or the whole object: `cp := src`, `src
+// = T{...}`) runs before at on every path (earlier in at's block, or in a
+// block dominating it): the last of them; a whole object copied from
+// another struct variable holds what that one held when it was copied.
+// Nil otherwise.
+func lastStore(obj *ssa.Alloc, field int, at ssa.Instruction, depth int) ssa.Value {
+	var last *ssa.Store
+	for _, st := range objectStores(obj, field) {
+		if st == nil {
+			return nil
+		}
+		if !before(st, at) {
+			if reachesAgain(st, at) {
+				return nil
+			}
+			continue // a store at never sees
+		}
+		if last == nil || before(last, st) {
+			last = st
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	if last.Addr != obj {
+		return last.Val
+	}
+	load, ok := last.Val.(*ssa.UnOp)
+	if !ok || load.Op != token.MUL || depth >= maxSteps {
+		return nil
+	}
+	src, ok := load.X.(*ssa.Alloc)
+	if !ok || IsCell(src) || !before(load, last) {
+		return nil
+	}
+	return storedField(src, field, load, depth+1)
+}
+
+// reachesAgain reports whether control can go from st to at (st not
+// before at): a later instruction of at's block on a cycle, or a block
+// from which at's block is reachable.
+func reachesAgain(st, at ssa.Instruction) bool {
+	from, to := st.Block(), at.Block()
+	seen := map[*ssa.BasicBlock]bool{}
+	stack := append([]*ssa.BasicBlock(nil), from.Succs...)
+	for len(stack) > 0 {
+		b := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if b == to {
+			return true
+		}
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		stack = append(stack, b.Succs...)
+	}
+	return false
+}
+
+// objectStores lists the stores into field of obj and into obj as a
+// whole; a nil entry when the field's address escapes.
+func objectStores(obj *ssa.Alloc, field int) []*ssa.Store {
+	var stores []*ssa.Store
+	for _, r := range *obj.Referrers() {
+		switch u := r.(type) {
+		case *ssa.Store:
+			if u.Addr != obj {
+				return []*ssa.Store{nil}
+			}
+			stores = append(stores, u)
+		case *ssa.FieldAddr:
+			if u.Field != field {
+				continue
+			}
+			for _, rr := range *u.Referrers() {
+				switch st := rr.(type) {
+				case *ssa.Store:
+					if st.Addr != u {
+						return []*ssa.Store{nil}
+					}
+					stores = append(stores, st)
+				case *ssa.UnOp, *ssa.DebugRef:
+				default:
+					return []*ssa.Store{nil} // the field's address escapes
+				}
+			}
+		}
+	}
+	return stores
 }
 
 // plain is Underlying without following fields read back, so that

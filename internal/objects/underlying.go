@@ -62,7 +62,10 @@ func step(v ssa.Value, naming bool) ssa.Value {
 			return nil
 		}
 		if a, ok := x.X.(*ssa.Alloc); ok && IsCell(a) {
-			return StoredOnce(a)
+			if v := StoredOnce(a); v != nil {
+				return v
+			}
+			return reachingCell(a, x, 0)
 		}
 		if fa, ok := x.X.(*ssa.FieldAddr); ok {
 			stored := fieldStoredOnce(fa, x)
@@ -128,9 +131,17 @@ func StoredOnce(a *ssa.Alloc) ssa.Value {
 // closureStores reports whether the closure mc, capturing cell, stores
 // into it (or hands its address on) anywhere but loads.
 func closureStores(mc *ssa.MakeClosure, cell ssa.Value) bool {
+	_, writes := closureUses(mc, cell)
+	return writes
+}
+
+// closureUses says whether the closure mc, capturing cell, loads it and
+// whether it does anything else with it (stores into it, hands its
+// address on), directly or through closures of its own.
+func closureUses(mc *ssa.MakeClosure, cell ssa.Value) (reads, writes bool) {
 	fn, ok := mc.Fn.(*ssa.Function)
 	if !ok {
-		return true
+		return true, true
 	}
 	for i, b := range mc.Bindings {
 		if b != cell || i >= len(fn.FreeVars) {
@@ -138,17 +149,18 @@ func closureStores(mc *ssa.MakeClosure, cell ssa.Value) bool {
 		}
 		for _, r := range *fn.FreeVars[i].Referrers() {
 			switch u := r.(type) {
-			case *ssa.UnOp, *ssa.DebugRef:
+			case *ssa.UnOp:
+				reads = true
+			case *ssa.DebugRef:
 			case *ssa.MakeClosure:
-				if closureStores(u, fn.FreeVars[i]) {
-					return true
-				}
+				r, w := closureUses(u, fn.FreeVars[i])
+				reads, writes = reads || r, writes || w
 			default:
-				return true
+				writes = true
 			}
 		}
 	}
-	return false
+	return reads, writes
 }
 
 // fieldStoredOnce returns the value stored into field fa of a fresh

@@ -1,0 +1,81 @@
+package checklocks_identity
+
+// A local variable is what was last stored into it on every path to its
+// use: a struct variable holds the fields of the value copied into it
+// when it was copied, and a variable assigned by a closure run in place
+// holds what the closure stored. Where the stores do not decide (a
+// conditional assignment, an assignment after the copy), the variable is
+// not the lock's object and the access is reported.
+
+type link struct {
+	ep *Endpoint
+}
+
+// +checklocks:e.mu
+func touch(e *Endpoint) { e.state++ }
+
+func structLiteralField(e *Endpoint) {
+	e.mu.Lock()
+	l := link{ep: e}
+	touch(l.ep)
+	e.mu.Unlock()
+}
+
+func copiedBeforeReassigned(first, second *Endpoint) {
+	src := link{ep: first}
+	cp := src
+	src.ep = second
+	first.mu.Lock()
+	touch(cp.ep)
+	touch(src.ep) // want `call to touch requires Endpoint.mu held exclusively, but it is not held here \[requires\]`
+	first.mu.Unlock()
+}
+
+func conditionalCopy(first, second *Endpoint, cond bool) {
+	l := link{ep: first}
+	saved := l
+	if cond {
+		l = link{ep: second}
+	}
+	first.mu.Lock()
+	touch(saved.ep)
+	touch(l.ep) // want `call to touch requires Endpoint.mu held exclusively, but it is not held here \[requires\]`
+	first.mu.Unlock()
+}
+
+func assignedInPlace(e, other *Endpoint) {
+	p := e
+	func() {
+		p = other
+	}()
+	other.mu.Lock()
+	p.state++
+	other.mu.Unlock()
+	e.mu.Lock()
+	p.state++ // want `write to Endpoint.state without holding Endpoint.mu \[guardedby\]`
+	e.mu.Unlock()
+}
+
+func readBeforeAssigned(e, other *Endpoint) {
+	p := e
+	saved := p
+	func(dst **Endpoint) {
+		*dst = other
+	}(&p)
+	e.mu.Lock()
+	saved.state++
+	p.state++ // want `write to Endpoint.state without holding Endpoint.mu \[guardedby\]`
+	e.mu.Unlock()
+}
+
+func assignedConditionally(e, other *Endpoint, cond bool) {
+	p := e
+	func() {
+		if cond {
+			p = other
+		}
+	}()
+	e.mu.Lock()
+	p.state++ // want `write to Endpoint.state without holding Endpoint.mu \[guardedby\]`
+	e.mu.Unlock()
+}
