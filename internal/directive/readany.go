@@ -18,8 +18,10 @@ func (c *collector) noteGuard(obj types.Object, lock string) {
 }
 
 // checkReadAny drops every +checklocksreadany on a field with fewer than
-// two guards, with a problem: it chooses among the field's guards, so
-// with none it has nothing to relax and with one it changes nothing.
+// two guards: it chooses among the field's guards, so with none it has
+// nothing to relax (a problem) and with one it changes nothing (dropped
+// silently, as checklocks accepts it: a checklocks user's annotations are
+// read without edits, and a second guard may come later).
 func (c *collector) checkReadAny() {
 	for obj, ds := range c.set.Objects {
 		i := slices.IndexFunc(ds, func(d Directive) bool { return d.Verb == ReadAny })
@@ -32,15 +34,12 @@ func (c *collector) checkReadAny() {
 			c.report(d.owner(), CategoryPlacement, d.Pos, d.End,
 				"%s on field %s, which has no guard: it lets a read hold any one of a field's several guards (+checklocks:mu lines on the field)",
 				d.Spelling, obj.Name())
+			p := &c.set.Problems[len(c.set.Problems)-1]
+			p.Decl, p.DeclName = obj.Pos(), obj.Name()
 		case 1:
-			c.report(d.owner(), CategoryPlacement, d.Pos, d.End,
-				"%s on field %s, which has one guard (%s): it changes nothing; it lets a read hold any one of several guards",
-				d.Spelling, obj.Name(), c.guardsWritten[obj][0])
 		default:
 			continue
 		}
-		p := &c.set.Problems[len(c.set.Problems)-1]
-		p.Decl, p.DeclName = obj.Pos(), obj.Name()
 		c.set.Objects[obj] = slices.Delete(ds, i, i+1)
 		if len(c.set.Objects[obj]) == 0 {
 			delete(c.set.Objects, obj)

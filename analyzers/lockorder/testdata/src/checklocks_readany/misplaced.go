@@ -10,13 +10,15 @@ type misplaced struct {
 
 	none int // +checklocksreadany // want `\+checklocksreadany on field none, which has no guard: it lets a read hold any one of a field's several guards \(\+checklocks:mu lines on the field\) \[directive-placement\]`
 
+	// One guard: the readany changes nothing and is accepted silently, as by
+	// checklocks.
 	// +checklocks:mu
-	one int // +checklocksreadany // want `\+checklocksreadany on field one, which has one guard \(mu\): it changes nothing; it lets a read hold any one of several guards \[directive-placement\]`
+	one int // +checklocksreadany
 
 	// +checklocks:mu
 	// +checklocks:rw
 	// +checklocksreadany
-	twice int // +checklocksreadany // want `\+checklocksreadany repeats \+checklocksreadany on line 18 \[directive-conflict\]`
+	twice int // +checklocksreadany // want `\+checklocksreadany repeats \+checklocksreadany on line 20 \[directive-conflict\]`
 
 	// +checklocks:mu
 	// +checklocks:rw
