@@ -105,28 +105,87 @@ func (w *walker) checkAccess(instr ssa.Instruction, s State) State {
 		if onlyDeferred(x) {
 			return s // checked when the deferred call runs (checkDeferredFields)
 		}
-		return w.checkField(x, x.Pos(), s)
+		return w.checkField(x, x.Pos(), s, func(use ssa.Instruction) bool { return !laterUse(x, use) })
 	case *ssa.Store:
 		if gl, ok := x.Addr.(*ssa.Global); ok {
 			return w.checkGlobal(gl, access{write: true}, x.Pos(), s)
 		}
+		return w.checkLaterUse(x.Addr, x, s)
 	case *ssa.UnOp:
 		if gl, ok := x.X.(*ssa.Global); ok && x.Op == token.MUL {
 			return w.checkGlobal(gl, classify(x, 1, w.e.checksOwnAccesses), x.Pos(), s)
+		}
+		if x.Op == token.MUL {
+			return w.checkLaterUse(x.X, x, s)
 		}
 	case ssa.CallInstruction: // a call, also deferred or started as a goroutine
 		for _, a := range x.Common().Args {
 			if gl, ok := a.(*ssa.Global); ok {
 				s = w.checkGlobal(gl, useInCall(x.Common(), gl, 0, w.e.checksOwnAccesses), x.Pos(), s)
 			}
+			s = w.checkLaterUse(a, x, s)
 		}
 	}
 	return s
 }
 
+// laterUse reports whether use, a load, store or call through the field
+// address fa, happens after the lock state may have changed since fa was
+// taken (`p := &t.f; t.mu.Unlock(); *p = 1`): in another block, or after
+// a call in between. Such a use is checked where it happens
+// (checkLaterUse), under the locks held there.
+func laterUse(fa *ssa.FieldAddr, use ssa.Instruction) bool {
+	switch u := use.(type) {
+	case *ssa.UnOp:
+		if u.Op != token.MUL {
+			return false
+		}
+	case *ssa.Store:
+		if u.Addr != fa {
+			return false
+		}
+	case *ssa.Call:
+	default:
+		return false
+	}
+	if use.Block() != fa.Block() {
+		return true
+	}
+	seen := false
+	for _, in := range fa.Block().Instrs {
+		switch {
+		case in == fa:
+			seen = true
+		case in == use:
+			return false
+		case seen:
+			switch in.(type) {
+			case ssa.CallInstruction, *ssa.RunDefers:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkLaterUse checks, at use, the access through v when v is a field
+// address whose use this is a later one (laterUse).
+func (w *walker) checkLaterUse(v ssa.Value, use ssa.Instruction, s State) State {
+	fa, ok := v.(*ssa.FieldAddr)
+	if !ok || !laterUse(fa, use) || onlyDeferred(fa) {
+		return s
+	}
+	pos := use.Pos()
+	if !pos.IsValid() {
+		pos = fa.Pos()
+	}
+	return w.checkField(fa, pos, s, func(u ssa.Instruction) bool { return u == use })
+}
+
 // checkField checks the access of a guarded field through its address fa
-// (its uses say how), as done at pos under s.
-func (w *walker) checkField(fa *ssa.FieldAddr, pos token.Pos, s State) State {
+// (its uses that keep accepts say how; all when nil), as done at pos
+// under s.
+func (w *walker) checkField(fa *ssa.FieldAddr, pos token.Pos, s State, keep func(ssa.Instruction) bool) State {
 	v := lockop.FieldOf(fa)
 	g := w.e.guardOf(v)
 	if g == nil || w.construction(fa.X, fa, s) {
@@ -136,7 +195,7 @@ func (w *walker) checkField(fa *ssa.FieldAddr, pos token.Pos, s State) State {
 	for i := range g.locks {
 		paths = append(paths, w.e.guardPath(w.fn, fa.X, &g.locks[i]))
 	}
-	acc := classify(fa, 0, w.e.checksOwnAccesses)
+	acc := classifyUses(fa, 0, w.e.checksOwnAccesses, keep)
 	w.observeAccess(v, g, fa.X, acc, paths, pos, s)
 	return w.checkGuard(v, g, paths, acc, pos, s)
 }
@@ -162,7 +221,7 @@ func onlyDeferred(fa *ssa.FieldAddr) bool {
 func (w *walker) checkDeferredFields(d *ssa.Defer, s State) State {
 	for _, a := range d.Call.Args {
 		if fa, ok := a.(*ssa.FieldAddr); ok && onlyDeferred(fa) {
-			s = w.checkField(fa, fa.Pos(), s)
+			s = w.checkField(fa, fa.Pos(), s, nil)
 		}
 	}
 	return s

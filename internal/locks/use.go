@@ -17,12 +17,21 @@ import (
 // checked says whether a method called on the address checks its own
 // accesses (see isCheckedReceiver); nil means none does.
 func classify(addr ssa.Value, depth int, checked func(*ssa.Function) bool) access {
+	return classifyUses(addr, depth, checked, nil)
+}
+
+// classifyUses is classify over the uses of addr that keep accepts (all
+// when keep is nil).
+func classifyUses(addr ssa.Value, depth int, checked func(*ssa.Function) bool, keep func(ssa.Instruction) bool) access {
 	var acc access
 	refs := addr.Referrers()
 	if refs == nil {
 		return access{read: true}
 	}
 	for _, r := range *refs {
+		if keep != nil && !keep(r) {
+			continue
+		}
 		switch x := r.(type) {
 		case *ssa.Store:
 			if depth == 0 {
