@@ -115,11 +115,37 @@ func (w *walker) invokeTargets(call *ssa.CallCommon, out []target) []target {
 	if fn := w.e.devirtualize(call); fn != nil {
 		return append(out, target{fn: fn, vals: vals, exact: true})
 	}
-	impls := w.e.implementations(call)
+	impls := w.e.storedImplementations(call, w.e.implementations(call))
 	for _, fn := range impls {
 		out = append(out, target{fn: fn, vals: vals, exact: len(impls) == 1, several: len(impls) > 1})
 	}
 	return out
+}
+
+// storedImplementations keeps, of an interface call's candidates, the
+// methods of the types the package stores into the field the call's value
+// is read from, when those are known (objects.FieldTypes): a queue whose
+// sink field only ever holds an *httpSink does not call the broadcaster's
+// Close, though the broadcaster is a Sink too.
+func (e *engine) storedImplementations(call *ssa.CallCommon, impls []*ssa.Function) []*ssa.Function {
+	ld, ok := call.Value.(*ssa.UnOp)
+	if !ok || ld.Op != token.MUL || len(impls) < 2 {
+		return impls
+	}
+	fa, ok := ld.X.(*ssa.FieldAddr)
+	if !ok {
+		return impls
+	}
+	dynamic, ok := e.objs.FieldTypes(lockop.FieldOf(fa))
+	if !ok {
+		return impls
+	}
+	return slices.DeleteFunc(slices.Clone(impls), func(fn *ssa.Function) bool {
+		recv := fn.Signature.Recv().Type()
+		return !slices.ContainsFunc(dynamic, func(t types.Type) bool {
+			return types.Identical(t, recv) || types.Identical(t, types.NewPointer(recv))
+		})
+	})
 }
 
 // devirtualize returns the method an interface call runs when its value

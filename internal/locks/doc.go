@@ -94,7 +94,9 @@
 //     (*T)(nil)` assertion, or to an interface whose values it converts or
 //     asserts to this one), unless both the interface and the type are
 //     exported: crypto/tls's *Conn has the Write of its transcriptHash by
-//     accident and is never one.
+//     accident and is never one. A value read from an unexported interface
+//     field runs only the types the package stores into the field, when
+//     it knows them all (objects.FieldTypes, storedImplementations).
 //   - A function that calls a func-typed parameter (or a captured
 //     variable) records the call with the locks it holds there (a
 //     paramCall); each call site that passes a known function adds that

@@ -59,6 +59,7 @@ type fieldOrigins struct {
 	calls   map[*ssa.Function][]*ssa.CallCommon
 	origins map[*types.Var]map[string]bool // memo; nil entry while computing
 	group   map[*types.Var]string          // built by groups
+	values  map[*ssa.Function]bool         // functions used as values, not only called
 }
 
 const anything = "?"
@@ -148,10 +149,19 @@ func (x *Index) fieldRecord() *fieldOrigins {
 		return x.fields
 	}
 	fo := &fieldOrigins{stores: map[*types.Var][]*ssa.Store{}, calls: map[*ssa.Function][]*ssa.CallCommon{},
-		origins: map[*types.Var]map[string]bool{}}
+		origins: map[*types.Var]map[string]bool{}, values: map[*ssa.Function]bool{}}
+	var ops []*ssa.Value
 	for _, fn := range x.funcs {
 		for _, b := range fn.Blocks {
 			for _, instr := range b.Instrs {
+				ops = instr.Operands(ops[:0])
+				for i, op := range ops {
+					if f, ok := (*op).(*ssa.Function); ok {
+						if c, call := instr.(ssa.CallInstruction); !call || i != 0 || c.Common().Value != f {
+							fo.values[f] = true
+						}
+					}
+				}
 				switch in := instr.(type) {
 				case *ssa.Store:
 					if fa, ok := in.Addr.(*ssa.FieldAddr); ok {

@@ -1,0 +1,83 @@
+package objects
+
+import (
+	"go/types"
+	"slices"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// FieldTypes returns the dynamic types of the values the package stores
+// into f, an unexported interface-typed field, when every store is a
+// conversion of a concrete value: directly, or through a parameter of an
+// unexported function whose every call is a static call of the package
+// (`eventQueue{sink: sink}` in newEventQueue, called with &httpSink{}).
+// ok is false when some store's value is not known that way, or when
+// nothing is stored.
+func (x *Index) FieldTypes(f *types.Var) (dynamic []types.Type, ok bool) {
+	if f == nil || f.Exported() || !types.IsInterface(f.Type()) {
+		return nil, false
+	}
+	fo := x.fieldRecord()
+	stores := fo.stores[f]
+	if len(stores) == 0 {
+		return nil, false
+	}
+	for _, st := range stores {
+		if !x.dynamicTypes(st.Val, &dynamic, 0) {
+			return nil, false
+		}
+	}
+	return dynamic, true
+}
+
+// dynamicTypes adds the dynamic types v, an interface value, may hold;
+// false when they are not all known.
+func (x *Index) dynamicTypes(v ssa.Value, out *[]types.Type, depth int) bool {
+	if depth > maxOriginDepth {
+		return false
+	}
+	switch o := v.(type) {
+	case *ssa.MakeInterface:
+		if !slices.ContainsFunc(*out, func(t types.Type) bool { return types.Identical(t, o.X.Type()) }) {
+			*out = append(*out, o.X.Type())
+		}
+		return true
+	case *ssa.ChangeInterface:
+		return x.dynamicTypes(o.X, out, depth+1)
+	case *ssa.Const:
+		return true // nil: nothing to call
+	case *ssa.Phi:
+		for _, e := range o.Edges {
+			if e != o && !x.dynamicTypes(e, out, depth+1) {
+				return false
+			}
+		}
+		return true
+	case *ssa.Parameter:
+		return x.paramTypes(o, out, depth)
+	}
+	return false
+}
+
+// paramTypes is dynamicTypes for a parameter: the arguments of the
+// package's calls, when the function (unexported, not a method, not a
+// closure) is only ever called here, never used as a value.
+func (x *Index) paramTypes(p *ssa.Parameter, out *[]types.Type, depth int) bool {
+	fn := p.Parent()
+	fo := x.fieldRecord()
+	if fn.Parent() != nil || fn.Object() == nil || fn.Object().Exported() || fn.Signature.Recv() != nil || fo.values[fn] {
+		return false
+	}
+	i := slices.Index(fn.Params, p)
+	calls := fo.calls[fn]
+	if i < 0 || len(calls) == 0 {
+		return false
+	}
+	for _, c := range calls {
+		if i >= len(c.Args) || !x.dynamicTypes(c.Args[i], out, depth+1) {
+			return false
+		}
+	}
+	return true
+}
