@@ -60,6 +60,13 @@ type fieldOrigins struct {
 	origins map[*types.Var]map[string]bool // memo; nil entry while computing
 	group   map[*types.Var]string          // built by groups
 	values  map[*ssa.Function]bool         // functions used as values, not only called
+	dynamic map[*types.Var]fieldTypes      // memo of FieldTypes
+}
+
+// fieldTypes is a FieldTypes answer.
+type fieldTypes struct {
+	types []types.Type
+	ok    bool
 }
 
 const anything = "?"
@@ -149,7 +156,7 @@ func (x *Index) fieldRecord() *fieldOrigins {
 		return x.fields
 	}
 	fo := &fieldOrigins{stores: map[*types.Var][]*ssa.Store{}, calls: map[*ssa.Function][]*ssa.CallCommon{},
-		origins: map[*types.Var]map[string]bool{}, values: map[*ssa.Function]bool{}}
+		origins: map[*types.Var]map[string]bool{}, values: map[*ssa.Function]bool{}, dynamic: map[*types.Var]fieldTypes{}}
 	var ops []*ssa.Value
 	for _, fn := range x.funcs {
 		for _, b := range fn.Blocks {

@@ -19,16 +19,19 @@ func (x *Index) FieldTypes(f *types.Var) (dynamic []types.Type, ok bool) {
 		return nil, false
 	}
 	fo := x.fieldRecord()
-	stores := fo.stores[f]
-	if len(stores) == 0 {
-		return nil, false
+	if memo, seen := fo.dynamic[f]; seen {
+		return memo.types, memo.ok
 	}
+	stores := fo.stores[f]
+	ok = len(stores) > 0
 	for _, st := range stores {
 		if !x.dynamicTypes(st.Val, &dynamic, 0) {
-			return nil, false
+			dynamic, ok = nil, false
+			break
 		}
 	}
-	return dynamic, true
+	fo.dynamic[f] = fieldTypes{dynamic, ok}
+	return dynamic, ok
 }
 
 // dynamicTypes adds the dynamic types v, an interface value, may hold;
