@@ -159,7 +159,7 @@ func reachesAgain(st, at ssa.Instruction) bool {
 }
 
 // objectStores lists the stores into field of obj and into obj as a
-// whole; a nil entry when the field's address escapes.
+// whole; a nil entry when the field's or the object's address escapes.
 func objectStores(obj *ssa.Alloc, field int) []*ssa.Store {
 	var stores []*ssa.Store
 	for _, r := range *obj.Referrers() {
@@ -185,6 +185,9 @@ func objectStores(obj *ssa.Alloc, field int) []*ssa.Store {
 					return []*ssa.Store{nil} // the field's address escapes
 				}
 			}
+		case *ssa.UnOp, *ssa.DebugRef: // the whole object read (copied)
+		default:
+			return []*ssa.Store{nil} // the object's address escapes: a call may store
 		}
 	}
 	return stores

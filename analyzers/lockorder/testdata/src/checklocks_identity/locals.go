@@ -79,3 +79,16 @@ func assignedConditionally(e, other *Endpoint, cond bool) {
 	p.state++ // want `write to Endpoint.state without holding Endpoint.mu \[guardedby\]`
 	e.mu.Unlock()
 }
+
+func relink(l *link, e *Endpoint) { l.ep = e }
+
+// A struct variable whose address is given to a call may be stored into
+// there: what it holds is not known.
+func copiedThenPassed(first, second *Endpoint) {
+	src := link{ep: first}
+	l := src
+	relink(&l, second)
+	first.mu.Lock()
+	touch(l.ep) // want `call to touch requires Endpoint.mu held exclusively, but it is not held here \[requires\]`
+	first.mu.Unlock()
+}
