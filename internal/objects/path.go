@@ -115,6 +115,9 @@ func splitRev(fn *ssa.Function, v ssa.Value, depth int) (string, []Part) {
 			}
 		case *ssa.UnOp:
 			if x.Op == token.MUL {
+				if _, key, stored := storedThrough(x); stored && key != "" {
+					return key, rev // stored through since entry: not the entry's object
+				}
 				v, deref = x.X, true
 				continue
 			}

@@ -67,6 +67,9 @@ func step(v ssa.Value, naming bool) ssa.Value {
 			}
 			return reachingCell(a, x, 0)
 		}
+		if v, _, stored := storedThrough(x); stored && v != nil {
+			return v
+		}
 		if fa, ok := x.X.(*ssa.FieldAddr); ok {
 			stored := fieldStoredOnce(fa, x)
 			if naming && stored != nil && !named(stored) {

@@ -92,3 +92,50 @@ func copiedThenPassed(first, second *Endpoint) {
 	touch(l.ep) // want `call to touch requires Endpoint.mu held exclusively, but it is not held here \[requires\]`
 	first.mu.Unlock()
 }
+
+// A load through a pointer parameter is the object the pointer held on
+// entry only until something stores through the pointer: directly, or in
+// a closure run in place. After the store it is the stored value when
+// that store decides, and otherwise not known.
+func storedThroughParam(dst **Endpoint, other *Endpoint, cond bool) {
+	saved := *dst
+	saved.mu.Lock()
+	if cond {
+		*dst = other
+	}
+	(*dst).state++ // want `write to Endpoint.state without holding Endpoint.mu \[guardedby\]`
+	saved.state++
+	saved.mu.Unlock()
+}
+
+func storedThroughParamInPlace(dst **Endpoint, other *Endpoint, cond bool) {
+	saved := *dst
+	saved.mu.Lock()
+	func() {
+		if cond {
+			*dst = other
+		}
+	}()
+	(*dst).state++ // want `write to Endpoint.state without holding Endpoint.mu \[guardedby\]`
+	saved.mu.Unlock()
+}
+
+func storedThenLocked(dst **Endpoint, other *Endpoint, cond bool) {
+	if cond {
+		*dst = other
+	}
+	(*dst).mu.Lock()
+	(*dst).state++
+	(*dst).mu.Unlock()
+	*dst = other
+	other.mu.Lock()
+	(*dst).state++
+	other.mu.Unlock()
+}
+
+func notStoredThrough(dst **Endpoint) {
+	saved := *dst
+	saved.mu.Lock()
+	(*dst).state++
+	saved.mu.Unlock()
+}
