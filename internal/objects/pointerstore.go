@@ -37,7 +37,7 @@ func storedThrough(load *ssa.UnOp) (v ssa.Value, key string, stored bool) {
 	}
 	defs := pointerDefs(load.Parent(), base)
 	if len(defs) == 0 || len(defs) > maxDefs {
-		return nil, "", len(defs) > maxDefs
+		return nil, "", false // none, or too many to judge: the structural name, as before
 	}
 	var reaching []ssa.Instruction
 	var last ssa.Instruction
@@ -68,7 +68,9 @@ func storedThrough(load *ssa.UnOp) (v ssa.Value, key string, stored bool) {
 		ids = append(ids, "entry")
 	}
 	sort.Strings(ids)
-	return nil, "v:" + load.X.Name() + "@" + strings.Join(ids, ","), true
+	// Named after the pointer itself, not the load's operand: a captured
+	// pointer is read from its cell anew at each use.
+	return nil, "v:" + base.Name() + "@" + strings.Join(ids, ","), true
 }
 
 // lastDecides reports whether last, a store before the load on every

@@ -139,3 +139,16 @@ func notStoredThrough(dst **Endpoint) {
 	(*dst).state++
 	saved.mu.Unlock()
 }
+
+// Captured, the pointer is read from its cell at each use: the loads
+// after the same stores are still one object.
+func storedThenLockedCaptured(dst **Endpoint, other *Endpoint, cond bool) {
+	func() {
+		if cond {
+			*dst = other
+		}
+	}()
+	(*dst).mu.Lock()
+	(*dst).state++
+	(*dst).mu.Unlock()
+}
