@@ -17,7 +17,9 @@ type ShardOwnershipLostError struct {
 	Msg     string
 }
 
-func (e *ShardOwnershipLostError) Error() string { return fmt.Sprintf("shard %d: %s", e.ShardID, e.Msg) }
+func (e *ShardOwnershipLostError) Error() string {
+	return fmt.Sprintf("shard %d: %s", e.ShardID, e.Msg)
+}
 
 type ShardInfo struct {
 	ShardID int32
