@@ -148,21 +148,18 @@ func laterUse(fa *ssa.FieldAddr, use ssa.Instruction) bool {
 	default:
 		return false
 	}
-	if use.Block() != fa.Block() {
+	b := fa.Block()
+	if use.Block() != b {
 		return true
 	}
-	seen := false
-	for _, in := range fa.Block().Instrs {
-		switch {
-		case in == fa:
-			seen = true
-		case in == use:
-			return false
-		case seen:
-			switch in.(type) {
-			case ssa.CallInstruction, *ssa.RunDefers:
-				return true
-			}
+	i, j := objects.InstrIndex(b, fa), objects.InstrIndex(b, use)
+	if i < 0 || j <= i {
+		return false
+	}
+	for _, in := range b.Instrs[i+1 : j] {
+		switch in.(type) {
+		case ssa.CallInstruction, *ssa.RunDefers:
+			return true
 		}
 	}
 	return false

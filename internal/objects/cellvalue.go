@@ -25,19 +25,7 @@ func reachingCell(cell *ssa.Alloc, load ssa.Instruction, depth int) ssa.Value {
 	if !ok || len(defs) > maxDefs || depth >= maxSteps {
 		return nil
 	}
-	var last ssa.Instruction
-	for _, d := range defs {
-		if !before(d, load) {
-			if reachesAgain(d, load) {
-				return nil
-			}
-			continue
-		}
-		if last == nil || before(last, d) {
-			last = d
-		}
-	}
-	switch d := last.(type) {
+	switch d := lastDef(defs, load).(type) {
 	case *ssa.Store:
 		return d.Val
 	case *ssa.Call:

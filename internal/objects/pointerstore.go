@@ -114,29 +114,66 @@ func pointerBase(v ssa.Value) ssa.Value {
 // cell): stores into *base, and calls of closures run in place that
 // capture it and store through it. A closure that does so and is not only
 // called in place is listed by its creation (every later load unknown).
+// It follows base's uses (it is asked on every naming of such a load),
+// not every instruction of fn.
 func pointerDefs(fn *ssa.Function, base ssa.Value) []ssa.Instruction {
 	var defs []ssa.Instruction
-	for _, b := range fn.Blocks {
-		for _, instr := range b.Instrs {
-			switch u := instr.(type) {
+	seen := map[ssa.Value]bool{}
+	closures := map[*ssa.MakeClosure]bool{}
+	closure := func(mc *ssa.MakeClosure) {
+		if closures[mc] || !closureStoresThrough(mc, base) {
+			return
+		}
+		closures[mc] = true
+		if calls, ok := inPlaceCalls(mc); ok {
+			defs = append(defs, calls...)
+		} else {
+			defs = append(defs, mc)
+		}
+	}
+	// alias visits a value pointerBase resolves to base.
+	var alias func(v ssa.Value)
+	alias = func(v ssa.Value) {
+		if seen[v] || v.Referrers() == nil {
+			return
+		}
+		seen[v] = true
+		for _, r := range *v.Referrers() {
+			switch u := r.(type) {
 			case *ssa.Store:
-				if pointerBase(u.Addr) == base {
+				if u.Addr == v {
 					defs = append(defs, u)
+				} else if cell, ok := u.Addr.(*ssa.Alloc); ok && IsCell(cell) && StoredOnce(cell) == v {
+					cellUses(cell, base, alias, closure)
 				}
+			case *ssa.ChangeType:
+				alias(u)
 			case *ssa.MakeClosure:
-				if !closureStoresThrough(u, base) {
-					continue
+				if v == base {
+					closure(u)
 				}
-				calls, ok := inPlaceCalls(u)
-				if !ok {
-					defs = append(defs, u)
-					continue
-				}
-				defs = append(defs, calls...)
 			}
 		}
 	}
+	alias(base)
 	return defs
+}
+
+// cellUses visits the loads of cell, a captured variable's cell holding
+// an alias of base, as aliases, and the closures capturing it.
+func cellUses(cell *ssa.Alloc, base ssa.Value, alias func(ssa.Value), closure func(*ssa.MakeClosure)) {
+	for _, r := range *cell.Referrers() {
+		switch u := r.(type) {
+		case *ssa.UnOp:
+			if u.Op == token.MUL {
+				alias(u)
+			}
+		case *ssa.MakeClosure:
+			if StoredOnce(cell) == base {
+				closure(u)
+			}
+		}
+	}
 }
 
 // closureStoresThrough reports whether the closure mc stores through the
@@ -151,27 +188,46 @@ func closureStoresThrough(mc *ssa.MakeClosure, base ssa.Value) bool {
 			break
 		}
 		fv := fn.FreeVars[i]
-		cell := false
 		if a, ok := b.(*ssa.Alloc); ok && IsCell(a) && StoredOnce(a) == base {
-			cell = true
-		} else if b != base {
+			if storesThroughLoads(fv) {
+				return true
+			}
+		} else if b == base && storesThrough(fv) {
+			return true
+		}
+	}
+	return false
+}
+
+// storesThrough reports whether a closure stores through its free
+// variable fv, a pointer (also in a closure of its own).
+func storesThrough(fv ssa.Value) bool {
+	for _, r := range *fv.Referrers() {
+		switch u := r.(type) {
+		case *ssa.Store:
+			if u.Addr == fv {
+				return true
+			}
+		case *ssa.MakeClosure:
+			if closureStoresThrough(u, fv) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// storesThroughLoads reports whether a closure stores through the pointer
+// it loads from its free variable fv, a cell.
+func storesThroughLoads(fv ssa.Value) bool {
+	for _, r := range *fv.Referrers() {
+		ld, ok := r.(*ssa.UnOp)
+		if !ok || ld.Op != token.MUL || ld.Referrers() == nil {
 			continue
 		}
-		for _, blk := range fn.Blocks {
-			for _, instr := range blk.Instrs {
-				switch u := instr.(type) {
-				case *ssa.Store:
-					if u.Addr == fv && !cell {
-						return true
-					}
-					if ld, ok := u.Addr.(*ssa.UnOp); ok && cell && ld.Op == token.MUL && ld.X == fv {
-						return true
-					}
-				case *ssa.MakeClosure:
-					if !cell && closureStoresThrough(u, fv) {
-						return true
-					}
-				}
+		for _, rr := range *ld.Referrers() {
+			if st, ok := rr.(*ssa.Store); ok && st.Addr == ld {
+				return true
 			}
 		}
 	}
@@ -188,23 +244,5 @@ func entryReaches(load ssa.Instruction, defs []ssa.Instruction) bool {
 			blocked[d.Block()] = true
 		}
 	}
-	target := load.Block()
-	seen := map[*ssa.BasicBlock]bool{}
-	stack := []*ssa.BasicBlock{fn.Blocks[0]}
-	for len(stack) > 0 {
-		b := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[b] {
-			continue
-		}
-		seen[b] = true
-		if b == target {
-			return !blocked[b]
-		}
-		if blocked[b] {
-			continue
-		}
-		stack = append(stack, b.Succs...)
-	}
-	return false
+	return blockReaches([]*ssa.BasicBlock{fn.Blocks[0]}, load.Block(), func(b *ssa.BasicBlock) bool { return blocked[b] })
 }

@@ -104,24 +104,15 @@ func fieldStore(obj *ssa.Alloc, field int) *ssa.Store {
 // another struct variable holds what that one held when it was copied.
 // Nil otherwise.
 func lastStore(obj *ssa.Alloc, field int, at ssa.Instruction, depth int) ssa.Value {
-	var last *ssa.Store
-	for _, st := range objectStores(obj, field) {
-		if st == nil {
-			return nil
-		}
-		if !before(st, at) {
-			if reachesAgain(st, at) {
-				return nil
-			}
-			continue // a store at never sees
-		}
-		if last == nil || before(last, st) {
-			last = st
-		}
-	}
-	if last == nil {
+	stores, ok := objectStores(obj, field)
+	if !ok {
 		return nil
 	}
+	d := lastDef(stores, at)
+	if d == nil {
+		return nil
+	}
+	last := d.(*ssa.Store)
 	if last.Addr != obj {
 		return last.Val
 	}
@@ -136,21 +127,45 @@ func lastStore(obj *ssa.Alloc, field int, at ssa.Instruction, depth int) ssa.Val
 	return storedField(src, field, load, depth+1)
 }
 
+// lastDef is the last of defs that runs before use on every path (in
+// use's block before it, or in a dominating block), when no other of defs
+// can reach use; nil otherwise. Defs that never precede use are ignored.
+func lastDef(defs []ssa.Instruction, use ssa.Instruction) ssa.Instruction {
+	var last ssa.Instruction
+	for _, d := range defs {
+		if !before(d, use) {
+			if reachesAgain(d, use) {
+				return nil
+			}
+			continue // a definition use never sees
+		}
+		if last == nil || before(last, d) {
+			last = d
+		}
+	}
+	return last
+}
+
 // reachesAgain reports whether control can go from st to at (st not
 // before at): a later instruction of at's block on a cycle, or a block
 // from which at's block is reachable.
 func reachesAgain(st, at ssa.Instruction) bool {
-	from, to := st.Block(), at.Block()
+	return blockReaches(st.Block().Succs, at.Block(), nil)
+}
+
+// blockReaches reports whether a search from the blocks from reaches
+// block to without entering a block blocked says no to (nil: none).
+func blockReaches(from []*ssa.BasicBlock, to *ssa.BasicBlock, blocked func(*ssa.BasicBlock) bool) bool {
 	seen := map[*ssa.BasicBlock]bool{}
-	stack := append([]*ssa.BasicBlock(nil), from.Succs...)
+	stack := append([]*ssa.BasicBlock(nil), from...)
 	for len(stack) > 0 {
 		b := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		if seen[b] || blocked != nil && blocked(b) {
+			continue
+		}
 		if b == to {
 			return true
-		}
-		if seen[b] {
-			continue
 		}
 		seen[b] = true
 		stack = append(stack, b.Succs...)
@@ -159,14 +174,13 @@ func reachesAgain(st, at ssa.Instruction) bool {
 }
 
 // objectStores lists the stores into field of obj and into obj as a
-// whole; a nil entry when the field's or the object's address escapes.
-func objectStores(obj *ssa.Alloc, field int) []*ssa.Store {
-	var stores []*ssa.Store
+// whole; ok is false when the field's or the object's address escapes.
+func objectStores(obj *ssa.Alloc, field int) (stores []ssa.Instruction, ok bool) {
 	for _, r := range *obj.Referrers() {
 		switch u := r.(type) {
 		case *ssa.Store:
 			if u.Addr != obj {
-				return []*ssa.Store{nil}
+				return nil, false
 			}
 			stores = append(stores, u)
 		case *ssa.FieldAddr:
@@ -177,20 +191,20 @@ func objectStores(obj *ssa.Alloc, field int) []*ssa.Store {
 				switch st := rr.(type) {
 				case *ssa.Store:
 					if st.Addr != u {
-						return []*ssa.Store{nil}
+						return nil, false
 					}
 					stores = append(stores, st)
 				case *ssa.UnOp, *ssa.DebugRef:
 				default:
-					return []*ssa.Store{nil} // the field's address escapes
+					return nil, false // the field's address escapes
 				}
 			}
 		case *ssa.UnOp, *ssa.DebugRef: // the whole object read (copied)
 		default:
-			return []*ssa.Store{nil} // the object's address escapes: a call may store
+			return nil, false // the object's address escapes: a call may store
 		}
 	}
-	return stores
+	return stores, true
 }
 
 // plain is Underlying without following fields read back, so that
