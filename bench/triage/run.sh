@@ -98,7 +98,7 @@ packages_of() {
 		while read -r pat; do expand "$mod" "$pat"; done | sort -u)
 	go list "${flags[@]}" -e -f '{{.ImportPath}}{{"\t"}}{{if .Error}}{{.Error}}{{end}}' "${candidates[@]}" \
 		>"$WORK/logs/$slug.list" 2>&1
-	awk -F'\t' '$2 == "" {print $1}' "$WORK/logs/$slug.list"
+	awk -F'\t' 'NF == 2 && $2 == "" {print $1}' "$WORK/logs/$slug.list"
 }
 
 mapfile -t MODULES < <(grep -vE '^[[:space:]]*(#|$)' packages.txt | awk '!seen[$1]++ {print $1}' | grep -E -- "$MODRE")
