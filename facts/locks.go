@@ -47,6 +47,10 @@ type Take struct {
 	// every function called down to it), the only takes a caller's double
 	// lock is reported for.
 	Cond int
+	// Branch is the part of Cond that is branches, not iterations of a
+	// loop that runs on every path: a caller holding the lock deadlocks
+	// whenever such a loop iterates (a double lock needs Branch 0).
+	Branch int
 	// Loose: reached through a call that may not run the function it was
 	// summarised from (one of an interface's implementations, a function
 	// stored in a func-typed field): never a certain take.

@@ -433,7 +433,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		return
 	}
 	name := t.name(w.e)
-	step := w.condStep() + t.cond
+	step, stepBranch := w.condStep()+t.cond, w.branchStep()+t.cond
 	// A take reached through a function of a _test.go file (a test's
 	// fake behind a production interface) exists in test builds only.
 	viaTest := w.e.inTest(t.fn.Pos())
@@ -465,16 +465,16 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// took it through a helper.
 			old, held := s.find(p)
 			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
-			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.cond+t.cond == 0 {
+			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.branch+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
-			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && tk.cond+t.cond == 0 {
+			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && tk.branch+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
 			}
 		}
 		if w.report {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h)}
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h)}
 		w.info.addTake(nt)
 		w.noteSite(nt)
 	}
@@ -593,16 +593,21 @@ func (w *walker) condStep() int {
 	if w.blk == nil {
 		return 1
 	}
+	return w.stepAt(w.blk)
+}
+
+// stepAt is condStep for an instruction in b.
+func (w *walker) stepAt(b *ssa.BasicBlock) int {
 	if w.retBlocks == nil {
 		w.retBlocks = returnBlocks(w.fn)
 	}
 	if len(w.dead) > 0 || len(w.e.onceSkips(w.fn)) > 0 {
-		if w.avoidable(w.blk) {
+		if w.avoidable(b) {
 			return 1
 		}
 		return 0
 	}
-	if !dominatesAll(w.blk, w.retBlocks) {
+	if !dominatesAll(b, w.retBlocks) {
 		return 1
 	}
 	return 0
@@ -636,12 +641,16 @@ func dominatesAll(b *ssa.BasicBlock, bs []*ssa.BasicBlock) bool {
 // markDead records whether the branch p -> b is impossible.
 func (w *walker) markDead(p, b *ssa.BasicBlock, dead bool) {
 	k := [2]int{p.Index, b.Index}
+	if dead == w.dead[k] {
+		return
+	}
+	w.branchSteps = nil // steps follow the live branches
 	if dead {
 		if w.dead == nil {
 			w.dead = map[[2]int]bool{}
 		}
 		w.dead[k] = true
-	} else if w.dead[k] {
+	} else {
 		delete(w.dead, k)
 	}
 }

@@ -138,7 +138,14 @@
 //     call is reported only for a callee that takes the lock on every path
 //     to its return (0 steps): a callee that may take it does so under
 //     conditions on values the analysis does not follow (quic.go's
-//     handlePostHandshakeMessage never renegotiates). A once guard is not
+//     handlePostHandshakeMessage never renegotiates). An iteration is
+//     not such a step for this purpose: a block run on every iteration
+//     of a loop that runs on every path counts as unconditional
+//     (take.branch, iterations.go): a callee locking the held lock once
+//     per listener deadlocks whenever there is a listener, whereas a
+//     branch may test the very state that rules the take out. Edges,
+//     bounds and everything else keep counting iterations as
+//     conditional steps. A once guard is not
 //     such a condition: the early return of a function that tests a flag
 //     it sets itself (`if t.closed { return }; t.closed = true`, a
 //     compare-and-swap, a state compared with the constant it stores) is

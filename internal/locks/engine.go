@@ -118,6 +118,9 @@ type take struct {
 	// own is the part of cond that is the function's own step (its
 	// branch around the acquisition or the call leading to it).
 	own int
+	// branch and ownBranch are cond and own without the steps that are
+	// a loop's iterations (iterations.go): a double lock needs branch 0.
+	branch, ownBranch int
 	// loose: reached through a call that may run another function (an
 	// interface or func-field candidate): not certain even at cond 0.
 	loose bool
@@ -211,10 +214,12 @@ func (f *funcInfo) addTake(t take) {
 			// shortest.
 			certain := t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len())
 			fresh := o.fresh && t.fresh // fresh only if fresh at every take
+			branch := min(o.branch, t.branch)
 			if o.test && !t.test || o.test == t.test && certain {
 				f.takes[i] = t
 			}
 			f.takes[i].fresh = fresh
+			f.takes[i].branch = branch
 			return
 		}
 	}

@@ -93,7 +93,7 @@ func (e *engine) importedSummary(fn *ssa.Function) *funcInfo {
 	sig := fn.Signature
 	info := &funcInfo{}
 	for _, t := range ls.Takes {
-		tk := take{Class: t.Class, Name: shortClass(t.Class), Shared: t.Shared, At: t.Pos, cond: t.Cond, loose: t.Loose, several: t.Loose, Sub: t.Sub, fresh: t.Fresh}
+		tk := take{Class: t.Class, Name: shortClass(t.Class), Shared: t.Shared, At: t.Pos, cond: t.Cond, branch: t.Branch, loose: t.Loose, several: t.Loose, Sub: t.Sub, fresh: t.Fresh}
 		tk.Path = fromDeclPath(sig, t.Path, t.Class, "")
 		if t.Via != "" {
 			tk.Via = chainOf(strings.Split(t.Via, " -> "))
@@ -182,7 +182,7 @@ func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 		if at == "" {
 			at = e.at(t.Pos)
 		}
-		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: t.Via.text(), Path: toDeclPath(fn, t.Path), Shared: t.Shared, Cond: t.cond, Loose: t.loose, Sub: t.Sub, Fresh: t.fresh})
+		ls.Takes = append(ls.Takes, facts.Take{Class: t.Class, Pos: at, Via: t.Via.text(), Path: toDeclPath(fn, t.Path), Shared: t.Shared, Cond: t.cond, Branch: t.branch, Loose: t.loose, Sub: t.Sub, Fresh: t.fresh})
 	}
 	sort.Slice(ls.Takes, func(i, j int) bool {
 		a, b := ls.Takes[i], ls.Takes[j]

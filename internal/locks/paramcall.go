@@ -3,6 +3,7 @@ package locks
 import (
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -23,10 +24,11 @@ type paramCall struct {
 	Path string // the value called: "p1" or "f0", relative to the function
 	// Held is the locks definitely held at the call, paths relative to the
 	// function ("" when not portable: edges only).
-	Held []Hold
-	Fn   string    // the function the call is in, for witnesses
-	Pos  token.Pos // the call
-	cond int       // conditional steps down to the call, as take.cond
+	Held   []Hold
+	Fn     string    // the function the call is in, for witnesses
+	Pos    token.Pos // the call
+	cond   int       // conditional steps down to the call, as take.cond
+	branch int       // those of them that are branches, as take.branch
 	// Via is the calls from the function down to Fn, nil when Fn is the
 	// function itself.
 	Via *callChain
@@ -70,7 +72,7 @@ func (w *walker) recordParamCall(v ssa.Value, pos token.Pos, s State) {
 	if p == "" {
 		return
 	}
-	w.info.addParamCall(paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep()})
+	w.info.addParamCall(paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep(), branch: w.branchStep()})
 }
 
 // definite returns the holds that are held on every path, for a summary.
@@ -108,7 +110,7 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 	if len(pcs) == 0 {
 		return
 	}
-	step := w.condStep() + t.cond
+	step, stepBranch := w.condStep()+t.cond, w.branchStep()+t.cond
 	name := t.name(w.e)
 	for _, pc := range pcs {
 		if pc.cond+step > maxCond || pc.Via.len()+1 > maxVia {
@@ -130,12 +132,12 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		via := pc.Via.push(name)
 		if own := w.calledParam(from, v); own != "" {
 			// Our own func value, passed on: our callers know it.
-			w.info.addParamCall(paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, Via: via})
+			w.info.addParamCall(paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via})
 			continue
 		}
 		for _, ft := range w.valueTargets(nil, from, v, nil) {
 			if fsum := w.e.summaryOf(ft.fn); fsum != nil {
-				w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pos, s)
+				w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
 			}
 		}
 	}
@@ -144,7 +146,7 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 // paramTakes adds the takes of ft, the function passed for the param
 // call pc, as taken at pos (through via) with held held in the callee and
 // s here: edges from both, a double lock when all of it is certain.
-func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hold, via *callChain, cond int, pos token.Pos, s State) {
+func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hold, via *callChain, cond, branch int, pos token.Pos, s State) {
 	fname := ft.name(w.e)
 	literal := ft.fn.Parent() != nil && ft.fn.Parent() == w.fn
 	for _, tk := range fsum.takes {
@@ -161,44 +163,56 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		// A literal made here is this function's code: its own branches
 		// are ours, which a double lock does not wait on (as for a Lock
 		// written here); what it calls must still take the lock for sure.
-		steps := tk.cond
+		// The double lock counts branches only (iterations.go).
 		must := ft.exact && c == 0
+		steps, relock := tk.branch, ft.exact && tk.branch+branch == 0
 		if literal {
-			steps -= tk.own
-			must = ft.exact && steps+pc.cond == 0
+			must = ft.exact && tk.cond-tk.own+pc.cond == 0
+			steps -= tk.ownBranch
+			// A literal checked under our state reports our locks
+			// inside itself (a range-over-func body).
+			relock = ft.exact && steps+pc.branch == 0 && !w.e.checkedUnderCaller(ft.fn)
 		}
+		relocked := false
 		if w.report && h.Path != "" && ft.exact && steps == 0 {
 			// Against a lock the callee holds at its call of the function,
 			// the callee's branch to that call is its own code too (as a
 			// call written on that branch); against ours, it is a
 			// condition we cannot see.
-			w.paramRelock(h, held, s, must, pos, " by "+chain.text()+" (at "+tk.At+")")
+			relocked = w.paramRelock(h, held, s, relock, pos, " by "+chain.text()+" (at "+tk.At+")")
 		}
 		if w.report {
 			w.edgesTo(s, h, pos, chain, must, false)
-			inner := chainOf(append([]string{fname}, tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
-			w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
+			// Taken again, not in an order: no edge from the callee's
+			// locks to it (an inversion against our own order of them
+			// would be the same double lock again).
+			if !relocked {
+				inner := chainOf(append([]string{fname}, tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
+				w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
+			}
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), Sub: h.Sub})
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), branch: tk.branch + branch, ownBranch: w.branchStep(), Sub: h.Sub})
 	}
 }
 
 // paramRelock reports h, taken by a function passed to a call, when the
 // callee holds the same lock at the call of it, or, when must (every step
-// certain), the caller does.
-func (w *walker) paramRelock(h Hold, held []Hold, s State, must bool, pos token.Pos, via string) {
+// a loop's iteration or certain), the caller does; it says whether it did.
+func (w *walker) paramRelock(h Hold, held []Hold, s State, must bool, pos token.Pos, via string) bool {
 	for _, o := range held {
 		if o.Path == h.Path {
 			w.reportRelock(o, h, pos, via)
-			return
+			return true
 		}
 	}
 	if !must {
-		return
+		return false
 	}
 	if old, ok := s.find(h.Path); ok && !old.Maybe && !old.Opaque {
 		w.reportRelock(old, h, pos, via)
+		return true
 	}
+	return false
 }
 
 // valueOf returns the caller's value for a callee's root path ("p1",
@@ -233,4 +247,13 @@ func (e *engine) runsArgument(fn *ssa.Function) (paramCall, bool) {
 		return paramCall{}, false
 	}
 	return paramCall{Path: "p1", Fn: e.funcName(fn), Pos: token.NoPos}, true
+}
+
+// checkedUnderCaller reports whether the closure fn is walked with its
+// creator's locks held for sure (run in place, a range-over-func body),
+// so that it reports taking them again itself; a closure passed to a
+// call is walked with them lent (maybe held) and does not.
+func (e *engine) checkedUnderCaller(fn *ssa.Function) bool {
+	ce := e.closureEntry[fn]
+	return ce != nil && slices.ContainsFunc(ce.holds, func(h Hold) bool { return !h.Lent && !h.Maybe })
 }

@@ -46,6 +46,7 @@ func (w *walker) mergeSites() {
 		for i, tk := range w.info.takes {
 			if tk.Path == k.path && tk.Class == k.class && tk.Sub == k.sub && tk.Shared == k.shared && !tk.afterRelease && tk.cond == tk.own && tk.own > 0 {
 				w.info.takes[i].cond, w.info.takes[i].own = 0, 0
+				w.info.takes[i].branch, w.info.takes[i].ownBranch = 0, 0
 			}
 		}
 	}

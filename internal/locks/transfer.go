@@ -119,8 +119,8 @@ func (w *walker) acquire(h Hold, s State) State {
 		w.edgesTo(s, h, h.Pos, nil, true, false)
 	}
 	if w.final {
-		step := w.condStep()
-		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: step, own: step, test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h)}
+		step, branch := w.condStep(), w.branchStep()
+		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: step, own: step, branch: branch, ownBranch: branch, test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h)}
 		w.info.addTake(tk)
 		w.noteSite(tk)
 	}

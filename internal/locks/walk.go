@@ -50,6 +50,8 @@ type walker struct {
 	// sites: blocks of the takes conditional only by this function's own
 	// branches, by lock (takesites.go; final pass).
 	sites map[siteKey][]*ssa.BasicBlock
+	// branchSteps caches branchStep by block.
+	branchSteps map[*ssa.BasicBlock]int
 	// guardedPubs: stores and map updates into a guarded field made with
 	// its guards held exclusively, with those holds (see underGuard).
 	guardedPubs map[ssa.Instruction][]Hold
