@@ -8,10 +8,9 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/analysis/passes/ctrlflow"
-	"golang.org/x/tools/go/analysis/passes/inspect"
 	"golang.org/x/tools/go/analysis/unitchecker"
-	"golang.org/x/tools/go/ast/inspector"
+
+	"github.com/confinelint/confinelint/internal/vetmem"
 )
 
 // The standalone driver runs "go vet -vettool=<itself> -json -standalone=MODE"
@@ -31,7 +30,7 @@ const (
 // to every call, -flags included, or go vet would refuse to forward it.
 func vetTool(args []string) {
 	flag.String(standaloneFlag, "", "internal: set by the standalone driver (confinelint PATTERNS), which runs go vet with this tool")
-	dropInspector()
+	vetmem.DropInspector()
 	mode, cfg := standaloneArgs(args)
 	if mode == "" || cfg == "" {
 		unitchecker.Main(analyzers...)
@@ -169,21 +168,4 @@ func runUnit(pass *analysis.Pass) (any, error) {
 		pass.Report(analysis.Diagnostic{Pos: pass.Files[0].Package, Message: kind})
 	}
 	return nil, nil
-}
-
-// dropInspector lets ctrlflow build the AST inspector it needs and drop it
-// when done, instead of requiring the inspect analyzer: unitchecker keeps
-// every analyzer's result until the process exits, and nothing else here
-// uses the inspector. In this process only (one package per process, the
-// in-process driver is untouched); ctrlflow's code and results are the
-// same. On the largest package of the benchmark corpus the inspector is a
-// tenth of the peak memory (bench/RESULTS.md).
-func dropInspector() {
-	run := ctrlflow.Analyzer.Run
-	ctrlflow.Analyzer.Requires = nil
-	ctrlflow.Analyzer.Run = func(pass *analysis.Pass) (any, error) {
-		p := *pass
-		p.ResultOf = map[*analysis.Analyzer]any{inspect.Analyzer: inspector.New(pass.Files)}
-		return run(&p)
-	}
 }
