@@ -45,8 +45,11 @@
 //     shows the origin of is that lock (objects.LockerOf): mu.RLocker()
 //     is mu's read side, a Cond's L the Locker given to sync.NewCond,
 //     also when the Cond or Locker is kept in a field every store into
-//     which makes it from a lock of the same object. Locks behind a
-//     Locker of unknown origin are never double-locked.
+//     which makes it from a lock of the same object; a struct that
+//     embeds a sync mutex and locks through its promoted methods
+//     (sync.NewCond(&s.mu), mu a struct{ sync.Mutex; n int }) stands for
+//     that mutex, the one s.mu.Lock() takes. Locks behind a Locker of
+//     unknown origin are never double-locked.
 //   - Per-key locks: a lock kept as an element of a map, slice or array
 //     field has its container's class, "KeyLocks.m[]" (lockop.ElementOf).
 //     A helper that leaves one key's lock held, or releases it, under a

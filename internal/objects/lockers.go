@@ -38,10 +38,38 @@ const maxLockerDepth = 4
 
 // LockerOf returns the lock the sync.Locker value v stands for, ok false
 // when its origin is unknown (a parameter, another package's value).
-func (x *Index) LockerOf(v ssa.Value) (Lock, bool) { return x.lockerOf(v, 0) }
+func (x *Index) LockerOf(v ssa.Value) (Lock, bool) { return promotedLock(x.lockerOf(v, 0)) }
 
 // CondLock returns the lock that cond, a *sync.Cond, waits with (its L).
-func (x *Index) CondLock(cond ssa.Value) (Lock, bool) { return x.condLock(cond, 0) }
+func (x *Index) CondLock(cond ssa.Value) (Lock, bool) { return promotedLock(x.condLock(cond, 0)) }
+
+// promotedLock extends l, when it is a struct that embeds a sync mutex and
+// locks through the methods that mutex promotes, to that mutex: the Cond
+// of sync.NewCond(&s.mu), with mu a struct{ sync.Mutex; n int }, waits
+// with s.mu.Mutex, which is what s.mu.Lock() takes.
+func promotedLock(l Lock, ok bool) (Lock, bool) {
+	if !ok {
+		return l, false
+	}
+	t := l.Base.Type()
+	if n := len(l.Fields); n > 0 {
+		t = l.Fields[n-1].Type()
+	}
+	if p, isPtr := t.Underlying().(*types.Pointer); isPtr {
+		t = p.Elem()
+	}
+	st, isStruct := t.Underlying().(*types.Struct)
+	if !isStruct || lockop.IsSyncType(t) {
+		return l, true
+	}
+	obj, index, _ := types.LookupFieldOrMethod(types.NewPointer(t), true, nil, "Lock")
+	fn, isFn := obj.(*types.Func)
+	if !isFn || len(index) != 2 || fn.Pkg() == nil || fn.Pkg().Path() != "sync" || !st.Field(index[0]).Embedded() {
+		return l, true
+	}
+	l.Fields = append(slices.Clip(l.Fields), st.Field(index[0]))
+	return l, true
+}
 
 func (x *Index) lockerOf(v ssa.Value, depth int) (Lock, bool) {
 	if depth > maxLockerDepth {
