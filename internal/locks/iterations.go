@@ -8,9 +8,9 @@ import "golang.org/x/tools/go/ssa"
 // listener (libp2p's notifiees under the swarm's read lock), where a
 // branch may test the very state that makes the take impossible there,
 // or hold the unlock that the take undoes (pebble's
-// handleIngestAsFlushable). take.branch counts only the branches: a block run
-// on every iteration of a loop that runs on every path is not one. It
-// decides double locks; everything else keeps cond.
+// handleIngestAsFlushable). take.branch counts only the branches: a
+// block run on every iteration of a loop that runs on every path is not
+// one. It decides double locks; everything else keeps cond.
 
 // branchStep is condStep, except that a block run on every iteration of
 // a loop that is itself unconditional (or run on every iteration of one,

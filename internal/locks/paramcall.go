@@ -183,10 +183,10 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		}
 		if w.report {
 			w.edgesTo(s, h, pos, chain, must, false)
-			// Taken again, not in an order: no edge from the callee's
-			// locks to it (an inversion against our own order of them
-			// would be the same double lock again).
-			if !relocked {
+			// Taken again while we hold it, not in an order: no edge from
+			// the callee's locks to it (an inversion against our own
+			// order of them would be the same double lock again).
+			if !relocked || slices.ContainsFunc(held, func(o Hold) bool { return o.Path == h.Path }) {
 				inner := chainOf(append([]string{fname}, tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
 				w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
 			}
