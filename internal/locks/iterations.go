@@ -1,6 +1,12 @@
 package locks
 
-import "golang.org/x/tools/go/ssa"
+import (
+	"slices"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
+)
 
 // A take inside a loop body is conditional (the loop may run no
 // iteration), but not like a branch: a callee that locks, in a loop over
@@ -79,22 +85,8 @@ func backEdgeSources(h *ssa.BasicBlock) []*ssa.BasicBlock {
 // inLoop reports whether b, dominated by the header h, reaches one of
 // h's back-edge sources without passing through h: it is in h's loop.
 func inLoop(b, h *ssa.BasicBlock, latches []*ssa.BasicBlock) bool {
-	seen := map[*ssa.BasicBlock]bool{b: true}
-	work := []*ssa.BasicBlock{b}
-	for len(work) > 0 {
-		cur := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, l := range latches {
-			if cur == l {
-				return true
-			}
-		}
-		for _, s := range cur.Succs {
-			if s != h && !seen[s] {
-				seen[s] = true
-				work = append(work, s)
-			}
-		}
-	}
-	return false
+	notHeader := func(x *ssa.BasicBlock) bool { return x == h }
+	return slices.ContainsFunc(latches, func(l *ssa.BasicBlock) bool {
+		return objects.BlockReaches([]*ssa.BasicBlock{b}, l, notHeader)
+	})
 }

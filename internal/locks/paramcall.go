@@ -173,20 +173,20 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 			// inside itself (a range-over-func body).
 			relock = ft.exact && steps+pc.branch == 0 && !w.e.checkedUnderCaller(ft.fn)
 		}
-		relocked := false
+		relockedOurs := false
 		if w.report && h.Path != "" && ft.exact && steps == 0 {
 			// Against a lock the callee holds at its call of the function,
 			// the callee's branch to that call is its own code too (as a
 			// call written on that branch); against ours, it is a
 			// condition we cannot see.
-			relocked = w.paramRelock(h, held, s, relock, pos, " by "+chain.text()+" (at "+tk.At+")")
+			relockedOurs = w.paramRelock(h, held, s, relock, pos, " by "+chain.text()+" (at "+tk.At+")")
 		}
 		if w.report {
 			w.edgesTo(s, h, pos, chain, must, false)
 			// Taken again while we hold it, not in an order: no edge from
 			// the callee's locks to it (an inversion against our own
 			// order of them would be the same double lock again).
-			if !relocked || slices.ContainsFunc(held, func(o Hold) bool { return o.Path == h.Path }) {
+			if !relockedOurs {
 				inner := chainOf(append([]string{fname}, tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
 				w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
 			}
@@ -197,12 +197,13 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 
 // paramRelock reports h, taken by a function passed to a call, when the
 // callee holds the same lock at the call of it, or, when must (every step
-// a loop's iteration or certain), the caller does; it says whether it did.
+// a loop's iteration or certain), the caller does; it says whether it
+// reported the caller's lock taken again.
 func (w *walker) paramRelock(h Hold, held []Hold, s State, must bool, pos token.Pos, via string) bool {
 	for _, o := range held {
 		if o.Path == h.Path {
 			w.reportRelock(o, h, pos, via)
-			return true
+			return false
 		}
 	}
 	if !must {

@@ -84,14 +84,7 @@ func (w *walker) phiMoves(p, b *ssa.BasicBlock, s State) State {
 }
 
 // loopHeader reports whether b is entered by a back-edge.
-func loopHeader(b *ssa.BasicBlock) bool {
-	for _, p := range b.Preds {
-		if b.Dominates(p) {
-			return true
-		}
-	}
-	return false
-}
+func loopHeader(b *ssa.BasicBlock) bool { return len(backEdgeSources(b)) > 0 }
 
 // dropMaybeTwins drops, after a join, a maybe-hold whose twin is held for
 // sure: on the paths it came from it is that lock, on the others it was

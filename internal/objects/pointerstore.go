@@ -244,5 +244,5 @@ func entryReaches(load ssa.Instruction, defs []ssa.Instruction) bool {
 			blocked[d.Block()] = true
 		}
 	}
-	return blockReaches([]*ssa.BasicBlock{fn.Blocks[0]}, load.Block(), func(b *ssa.BasicBlock) bool { return blocked[b] })
+	return BlockReaches([]*ssa.BasicBlock{fn.Blocks[0]}, load.Block(), func(b *ssa.BasicBlock) bool { return blocked[b] })
 }

@@ -150,12 +150,12 @@ func lastDef(defs []ssa.Instruction, use ssa.Instruction) ssa.Instruction {
 // before at): a later instruction of at's block on a cycle, or a block
 // from which at's block is reachable.
 func reachesAgain(st, at ssa.Instruction) bool {
-	return blockReaches(st.Block().Succs, at.Block(), nil)
+	return BlockReaches(st.Block().Succs, at.Block(), nil)
 }
 
-// blockReaches reports whether a search from the blocks from reaches
+// BlockReaches reports whether a search from the blocks from reaches
 // block to without entering a block blocked says no to (nil: none).
-func blockReaches(from []*ssa.BasicBlock, to *ssa.BasicBlock, blocked func(*ssa.BasicBlock) bool) bool {
+func BlockReaches(from []*ssa.BasicBlock, to *ssa.BasicBlock, blocked func(*ssa.BasicBlock) bool) bool {
 	seen := map[*ssa.BasicBlock]bool{}
 	stack := append([]*ssa.BasicBlock(nil), from...)
 	for len(stack) > 0 {
