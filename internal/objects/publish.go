@@ -325,24 +325,11 @@ func reachesAvoiding(from, to, avoid ssa.Instruction) bool {
 	if fb == ab && InstrIndex(fb, from) < InstrIndex(fb, avoid) {
 		return false // the block goes on to allocate anew before leaving
 	}
-	seen := map[*ssa.BasicBlock]bool{}
-	work := append([]*ssa.BasicBlock(nil), fb.Succs...)
-	for len(work) > 0 {
-		b := work[len(work)-1]
-		work = work[:len(work)-1]
-		if seen[b] {
-			continue
-		}
-		seen[b] = true
-		if b == tb && (b != ab || InstrIndex(b, to) < InstrIndex(b, avoid)) {
-			return true
-		}
-		if b == ab {
-			continue // every path on executes avoid: a new object
-		}
-		work = append(work, b.Succs...)
+	if tb == ab && InstrIndex(tb, to) >= InstrIndex(tb, avoid) {
+		return false // every way into to's block executes avoid first
 	}
-	return false
+	// Every path on through avoid's block executes avoid: a new object.
+	return BlockReaches(fb.Succs, tb, func(b *ssa.BasicBlock) bool { return b == ab && b != tb })
 }
 
 // InstrIndex returns instr's index in b, or -1.
@@ -415,18 +402,5 @@ func inLoop(v ssa.Value) bool {
 
 // OnCycle reports whether b can reach itself.
 func OnCycle(b *ssa.BasicBlock) bool {
-	seen := map[*ssa.BasicBlock]bool{}
-	work := append([]*ssa.BasicBlock(nil), b.Succs...)
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		if x == b {
-			return true
-		}
-		if !seen[x] {
-			seen[x] = true
-			work = append(work, x.Succs...)
-		}
-	}
-	return false
+	return BlockReaches(b.Succs, b, nil)
 }
