@@ -104,6 +104,9 @@ type Edge struct {
 	// the witness gets there (the evidence a cycle of three or more locks
 	// needs to be reported).
 	Test, Must bool
+	// FromShared, ToShared: every witness held From, took To, as a read
+	// lock (an inversion of read locks deadlocks only behind a writer).
+	FromShared, ToShared bool
 }
 
 func (*LockEdges) AFact() {}

@@ -18,7 +18,9 @@ import (
 //     certain (edge.must): long cycles built from possible takes were
 //     mostly paths no program runs, and a real one is all certain;
 //   - a cycle whose every edge runs under one more exclusive lock (a
-//     gate, gates.go) is not reported;
+//     gate, gates.go) is not reported, nor one that meets at a read lock
+//     read-locked on both sides that no writer can wait for
+//     (readsides.go);
 //   - a cycle that needs an edge seen only in test code is its own rule,
 //     lock-order-test, reported at the test's acquisition; the cycles of
 //     one lock a test holds (in one function, from one acquisition) are
@@ -78,7 +80,7 @@ func (e *engine) cycles() []cycle {
 			continue
 		}
 		seen[key] = true
-		if c.long() && !c.certain() || e.gated(c) {
+		if c.long() && !c.certain() || e.gated(c) || e.unwrittenReadJoint(c.edges) {
 			continue
 		}
 		c.test = slices.ContainsFunc(c.edges, func(b edge) bool { return b.test })
@@ -224,7 +226,7 @@ func (e *engine) reportGroup(at edge, group []cycle, rule string) {
 		parts = append(parts, b.FromName+" then "+b.ToName+" "+b.Witness)
 		hops = append(hops, witnessHops(b)...)
 	}
-	msg := "lock order inversion: " + strings.Join(parts, ", ") + " but " + at.FromName + " then " + at.ToName + " " + at.Witness
+	msg := "lock order inversion: " + strings.Join(parts, ", ") + " but " + at.FromName + " then " + at.ToName + " " + at.Witness + e.readOnlyNote(first)
 	if rule == "lock-order-test" {
 		msg = "lock order inversion in test code: " + strings.TrimPrefix(msg, "lock order inversion: ")
 	}

@@ -68,6 +68,7 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 		}
 		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,
 			declared: broken, test: site.test, must: must}
+		w.e.noteEnds(x.key(), edgeEnds{from: !o.Shared, to: !h.Shared})
 		w.noteEdgeGates(x, holds)
 		x.Fn = site.fn
 		w.e.addTestEdge(x, func() edge { return w.named(x, o, h, site) })
@@ -178,7 +179,8 @@ func (e *engine) edgesFact() *facts.LockEdges {
 	f := &facts.LockEdges{}
 	for _, x := range e.edges {
 		wit := "in " + e.p.Pass.Pkg.Name() + "." + strings.TrimPrefix(x.Witness, "in ")
-		f.Edges = append(f.Edges, facts.Edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, Witness: wit, Test: x.test, Must: x.must})
+		ends := e.exclusive[x.key()]
+		f.Edges = append(f.Edges, facts.Edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, Witness: wit, Test: x.test, Must: x.must, FromShared: !ends.from, ToShared: !ends.to})
 	}
 	sort.Slice(f.Edges, func(i, j int) bool { return edgeLess(f.Edges[i], f.Edges[j]) })
 	return f
@@ -209,6 +211,7 @@ func (e *engine) graph() map[string][]edge {
 	})
 	for _, x := range imported {
 		add(edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, FromName: shortClass(x.From), ToName: shortClass(x.To), Witness: x.Witness, test: x.Test, must: x.Must})
+		e.noteImportedEnds(x)
 	}
 	for k := range g {
 		sort.SliceStable(g[k], func(i, j int) bool {

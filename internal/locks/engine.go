@@ -46,6 +46,10 @@ type engine struct {
 	escaping map[*ssa.Function]bool
 	edges    []edge
 	edgeAt   map[edgeKey]int // index in edges of each key's witness
+	// exclusive, importedEnds: for each edge key, whether some witness
+	// of the package, of the facts, holds From or takes To exclusively
+	// (readsides.go).
+	exclusive, importedEnds map[edgeKey]edgeEnds
 	// testEdges: each test function's best witness of an edge seen in
 	// tests (edges keeps one witness per key; whether a test's cycle can
 	// deadlock depends on the test).

@@ -39,3 +39,29 @@ type Account struct {
 //
 //confined:requires Mu
 func (a *Account) Deposit(n int) { a.Balance += n }
+
+// Catalog and Index: Browse read-locks both, Catalog first; Put writes
+// the catalog.
+type Catalog struct {
+	Mu    sync.RWMutex
+	items []string
+}
+
+type Index struct {
+	Mu   sync.RWMutex
+	keys map[string]int
+}
+
+func Browse(c *Catalog, x *Index) int {
+	c.Mu.RLock()
+	defer c.Mu.RUnlock()
+	x.Mu.RLock()
+	defer x.Mu.RUnlock()
+	return len(c.items) + len(x.keys)
+}
+
+func (c *Catalog) Put(s string) {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	c.items = append(c.items, s)
+}
