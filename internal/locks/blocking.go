@@ -60,10 +60,18 @@ func (f *funcInfo) addChan(op chanOp) {
 func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) {
 	switch x := instr.(type) {
 	case *ssa.Send:
-		return []chanOp{{Key: w.e.chanKey(w.fn, x.Chan, 0), Send: true}}, "channel send"
+		op := chanOp{Key: w.e.chanKey(w.fn, x.Chan, 0), Send: true}
+		if w.checksOccupancy(op.Key) {
+			return []chanOp{op}, ""
+		}
+		return []chanOp{op}, "channel send"
 	case *ssa.UnOp:
 		if x.Op == token.ARROW {
-			return []chanOp{{Key: w.e.chanKey(w.fn, x.X, 0), Send: false}}, "channel receive"
+			op := chanOp{Key: w.e.chanKey(w.fn, x.X, 0), Send: false}
+			if w.checksOccupancy(op.Key) {
+				return []chanOp{op}, ""
+			}
+			return []chanOp{op}, "channel receive"
 		}
 	case *ssa.Select:
 		bounded := false // a timer case: the select returns when it fires
@@ -81,6 +89,33 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 		return nil, ""
 	}
 	return nil, ""
+}
+
+// checksOccupancy reports whether the function reads len or cap of the
+// channel key names: it sends or receives knowing how full the buffer is
+// (`if inflight < cap(ch) { ch <- e }`, etcd's too-many-requests check),
+// so its operations on it are taken not to block.
+func (w *walker) checksOccupancy(key string) bool {
+	if key == "" {
+		return false
+	}
+	if w.occupancy == nil {
+		w.occupancy = map[string]bool{}
+		for _, b := range w.fn.Blocks {
+			for _, instr := range b.Instrs {
+				c, ok := instr.(*ssa.Call)
+				if !ok || len(c.Call.Args) != 1 {
+					continue
+				}
+				if f, ok := c.Call.Value.(*ssa.Builtin); ok && (f.Name() == "len" || f.Name() == "cap") {
+					if _, isChan := c.Call.Args[0].Type().Underlying().(*types.Chan); isChan {
+						w.occupancy[w.e.chanKey(w.fn, c.Call.Args[0], 0)] = true
+					}
+				}
+			}
+		}
+	}
+	return w.occupancy[key]
 }
 
 // callOps recognises close, WaitGroup.Done and WaitGroup.Wait, and
@@ -453,10 +488,7 @@ func (e *engine) buffered(key string) bool {
 					if !ok {
 						continue
 					}
-					buf := true
-					if c, ok := mc.Size.(*ssa.Const); ok && c.Int64() == 0 {
-						buf = false
-					}
+					buf := sizedForWork(mc.Size)
 					keys := []string{e.chanKey(fn, mc, 0)}
 					for _, ref := range *mc.Referrers() {
 						if st, ok := ref.(*ssa.Store); ok && st.Val == mc {
@@ -477,6 +509,31 @@ func (e *engine) buffered(key string) bool {
 		}
 	}
 	return e.chanCaps[key]
+}
+
+// sizedForWork reports whether a channel made with capacity size is
+// buffered for what it will carry: a constant above zero, a size computed
+// from a len or cap (one slot per sender, results of a known batch), or a
+// package var (a default the package chose: database/sql's
+// connectionRequestQueueSize). A capacity read from configuration or a
+// parameter may be 0 (gitea's queue LENGTH=0) or the bound a semaphore
+// fills (a pool's max open connections), so an operation on it may block.
+func sizedForWork(size ssa.Value) bool {
+	switch v := size.(type) {
+	case *ssa.Const:
+		return v.Int64() > 0
+	case *ssa.UnOp: // a package var: a default the package chose
+		_, ok := v.X.(*ssa.Global)
+		return ok && v.Op == token.MUL
+	case *ssa.Convert:
+		return sizedForWork(v.X)
+	case *ssa.BinOp:
+		return sizedForWork(v.X) || sizedForWork(v.Y)
+	case *ssa.Call:
+		b, ok := v.Call.Value.(*ssa.Builtin)
+		return ok && (b.Name() == "len" || b.Name() == "cap")
+	}
+	return false
 }
 
 // hasOppositeFree reports whether have holds the opposite of one of ops

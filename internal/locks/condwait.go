@@ -10,9 +10,15 @@ import (
 )
 
 // Blocking inside callees: a function's summary lists the operations that
-// block in it or in the functions it calls exactly (blocks), so a lock
-// the caller holds across the call is held across them: a worker holding
-// a read lock while a queue's Pop waits on its Cond. A Cond.Wait releases
+// block in it or in the functions it calls (blocks), so a lock the caller
+// holds across the call is held across them: a worker holding a read lock
+// while a queue's Pop waits on its Cond. A call with several candidates
+// (an interface's implementations) may block if one of them does, as a
+// callee may on one of its branches: the operation names that
+// candidate's channel, and a finding still needs a goroutine that
+// unblocks that channel and takes the lock (distribution's
+// Broadcaster.Close, closing every sink under its lock, waits in the
+// queue sink's Close for a goroutine that needs the lock). A Cond.Wait releases
 // its own lock while it waits (the lock the Cond was made with, see
 // objects.CondLock): that lock is not held across it. A Wait whose lock
 // is unknown is not taken as blocking, as it may release any held lock.
@@ -84,14 +90,17 @@ func (w *walker) condFree(instr ssa.Instruction) (Hold, bool) {
 	return h, ok && h.Class != ""
 }
 
-// callBlocks adds to the summary, as blocking at the call, what the exact
+// callBlocks adds to the summary, as blocking at the call, what the
 // callee t blocks on, and reports the locks held in s across it.
 func (w *walker) callBlocks(t *target, sum *funcInfo, pos token.Pos, s State) {
-	if len(sum.blocks) == 0 || !t.exact {
+	if len(sum.blocks) == 0 {
 		return
 	}
 	name := w.e.funcName(t.fn)
 	step := w.condStep()
+	if !t.exact {
+		step++ // one candidate of several: it may not run
+	}
 	var blocks []blockOp
 	for _, b := range sum.blocks {
 		if b.cond+step > maxCond || b.Via.len()+1 > maxVia {

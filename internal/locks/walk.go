@@ -52,6 +52,9 @@ type walker struct {
 	sites map[siteKey][]*ssa.BasicBlock
 	// branchSteps caches branchStep by block.
 	branchSteps map[*ssa.BasicBlock]int
+	// occupancy: the channels whose len or cap the function reads, by
+	// key (checksOccupancy).
+	occupancy map[string]bool
 	// guardedPubs: stores and map updates into a guarded field made with
 	// its guards held exclusively, with those holds (see underGuard).
 	guardedPubs map[ssa.Instruction][]Hold

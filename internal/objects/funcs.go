@@ -22,7 +22,8 @@ import (
 // hold: followed through conversions and captured variables, a parameter
 // of a package function to the arguments of its calls in the package, a
 // field or package var to every func stored into it, an element of a map,
-// slice or array to every func stored into the container, the result of a
+// slice or array to every func stored into the container (a value
+// received from a channel to every func sent on it), the result of a
 // call of package functions to what they return. Values it cannot follow
 // (another package's fields and functions) contribute nothing.
 func (x *Index) FuncsOf(fn *ssa.Function, v ssa.Value) []*ssa.Function {
@@ -86,6 +87,8 @@ func (x *Index) funcRecord() *funcStores {
 					}
 				case *ssa.MapUpdate:
 					add(x.containerKey(in.Map, 0), fn, in.Value)
+				case *ssa.Send: // a channel of callbacks: a container too
+					add(x.containerKey(in.Chan, 0), fn, in.X)
 				case ssa.CallInstruction:
 					if callee := in.Common().StaticCallee(); callee != nil {
 						if o := callee.Origin(); o != nil {
@@ -206,6 +209,9 @@ func (r *funcWalk) param(p *ssa.Parameter, depth int) {
 func (x *Index) readFrom(v ssa.Value) (any, bool) {
 	switch u := v.(type) {
 	case *ssa.UnOp:
+		if u.Op == token.ARROW && !u.CommaOk {
+			return x.containerKey(u.X, 0), true
+		}
 		if u.Op != token.MUL {
 			return nil, false
 		}
@@ -227,6 +233,10 @@ func (x *Index) readFrom(v ssa.Value) (any, bool) {
 		switch t := u.Tuple.(type) {
 		case *ssa.Lookup: // v, ok := m[k]
 			if u.Index == 0 {
+				return x.containerKey(t.X, 0), true
+			}
+		case *ssa.UnOp: // v, ok := <-ch; for v := range ch
+			if t.Op == token.ARROW && u.Index == 0 {
 				return x.containerKey(t.X, 0), true
 			}
 		case *ssa.Next: // for _, v := range m
