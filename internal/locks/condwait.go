@@ -18,10 +18,11 @@ import (
 // candidate's channel, and a finding still needs a goroutine that
 // unblocks that channel and takes the lock (distribution's
 // Broadcaster.Close, closing every sink under its lock, waits in the
-// queue sink's Close for a goroutine that needs the lock). A Cond.Wait releases
-// its own lock while it waits (the lock the Cond was made with, see
-// objects.CondLock): that lock is not held across it. A Wait whose lock
-// is unknown is not taken as blocking, as it may release any held lock.
+// queue sink's Close for a goroutine that needs the lock). A Cond.Wait
+// releases its own lock while it waits (the lock the Cond was made with,
+// see objects.CondLock): that lock is not held across it. A Wait whose
+// lock is unknown is not taken as blocking, as it may release any held
+// lock.
 
 // condWait is what a Cond.Wait is called in messages.
 const condWait = "Cond.Wait"

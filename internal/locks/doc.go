@@ -222,10 +222,10 @@
 //     reported (occupancy is not modelled: net/http's wantConn receives
 //     under the lock only once the sender filled the buffer). Buffered
 //     means a constant capacity above zero, one computed from a len or
-//     cap, or a package var; a capacity from configuration or a parameter may be 0 or a
-//     semaphore's bound (sizedForWork). A function that reads a
-//     channel's len or cap manages its occupancy: its operations on it
-//     do not block (checksOccupancy). Cond.Wait
+//     cap, or a package var; a capacity from configuration or a
+//     parameter may be 0 or a semaphore's bound (sizedForWork). A
+//     function that reads a channel's len or cap manages its occupancy:
+//     its operations on it do not block (checksOccupancy). Cond.Wait
 //     blocks until a Signal or Broadcast and releases only its own lock
 //     (a Wait whose lock is unknown is not taken as blocking). The
 //     operations that block in a callee count at the call (condwait.go).
