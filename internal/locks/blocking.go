@@ -104,13 +104,11 @@ func (w *walker) checksOccupancy(key string) bool {
 		for _, b := range w.fn.Blocks {
 			for _, instr := range b.Instrs {
 				c, ok := instr.(*ssa.Call)
-				if !ok || len(c.Call.Args) != 1 {
+				if !ok || !lenOrCap(&c.Call) {
 					continue
 				}
-				if f, ok := c.Call.Value.(*ssa.Builtin); ok && (f.Name() == "len" || f.Name() == "cap") {
-					if _, isChan := c.Call.Args[0].Type().Underlying().(*types.Chan); isChan {
-						w.occupancy[w.e.chanKey(w.fn, c.Call.Args[0], 0)] = true
-					}
+				if _, isChan := c.Call.Args[0].Type().Underlying().(*types.Chan); isChan {
+					w.occupancy[w.e.chanKey(w.fn, c.Call.Args[0], 0)] = true
 				}
 			}
 		}
@@ -530,10 +528,15 @@ func sizedForWork(size ssa.Value) bool {
 	case *ssa.BinOp:
 		return sizedForWork(v.X) || sizedForWork(v.Y)
 	case *ssa.Call:
-		b, ok := v.Call.Value.(*ssa.Builtin)
-		return ok && (b.Name() == "len" || b.Name() == "cap")
+		return lenOrCap(&v.Call)
 	}
 	return false
+}
+
+// lenOrCap reports whether c is a call of the builtin len or cap.
+func lenOrCap(c *ssa.CallCommon) bool {
+	b, ok := c.Value.(*ssa.Builtin)
+	return ok && (b.Name() == "len" || b.Name() == "cap") && len(c.Args) == 1
 }
 
 // hasOppositeFree reports whether have holds the opposite of one of ops

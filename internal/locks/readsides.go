@@ -1,12 +1,6 @@
 package locks
 
-import (
-	"strings"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/confinelint/confinelint/facts"
-)
+import "github.com/confinelint/confinelint/facts"
 
 // Read locks in a cycle: a goroutine holding a read lock blocks another
 // that wants the read lock too only when a writer is waiting for it (a
@@ -78,19 +72,11 @@ func (e *engine) unwrittenReadJoint(es []edge) bool {
 	return false
 }
 
-// ownUnexported reports whether class is an unexported field of a type
-// of this package ("path.T.mu"): only this package can lock it.
+// ownUnexported reports whether class is an unexported field declared in
+// this package: only this package can lock it (as for privateLeaves).
 func (e *engine) ownUnexported(class string) bool {
-	rest, ok := strings.CutPrefix(class, e.p.Pass.Pkg.Path()+".")
-	if !ok {
-		return false
-	}
-	_, field, ok := strings.Cut(rest, ".")
-	if !ok || field == "" || strings.Contains(field, ".") {
-		return false
-	}
-	r, _ := utf8.DecodeRuneInString(field)
-	return !unicode.IsUpper(r)
+	v := e.classVars[class]
+	return v != nil && v.IsField() && v.Pkg() == e.p.Pass.Pkg && !v.Exported()
 }
 
 // readOnlyNote returns the note for the locks where consecutive edges of
