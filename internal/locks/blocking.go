@@ -394,6 +394,9 @@ func (e *engine) chanIdentity(fn *ssa.Function, v ssa.Value, depth int) string {
 		if depth > 4 {
 			return ""
 		}
+		if srcs, ok := e.objs.ElemSources(fn, v); ok {
+			return e.elemChanKey(srcs, depth+1)
+		}
 		switch x := v.(type) {
 		case *ssa.UnOp:
 			if x.Op != token.MUL {
@@ -438,6 +441,21 @@ func (e *engine) chanIdentity(fn *ssa.Function, v ssa.Value, depth int) string {
 		}
 	}
 	return ""
+}
+
+// elemChanKey is the channel an element of a container is when every
+// value put there is the same one (objects.ElemSources): a broker's one
+// subscriber channel, "" otherwise.
+func (e *engine) elemChanKey(srcs []objects.Placed, depth int) string {
+	key := ""
+	for _, src := range srcs {
+		k := e.chanIdentity(src.Fn, src.Val, depth)
+		if k == "" || key != "" && k != key {
+			return ""
+		}
+		key = k
+	}
+	return key
 }
 
 // returnedChanKey is the channel a call returns when every package

@@ -467,6 +467,9 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
 			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.branch+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
+			} else if c, same := w.sameCondition(old, tk, t); held && w.report && same && !inline && !old.Opaque {
+				old.Maybe = false
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there as here only where "+condText(c)+",")
 			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && tk.branch+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
 			}
@@ -475,6 +478,9 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
 		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h)}
+		if c, ok := w.whenInCaller(t, tk.when); ok && stepBranch == 0 && t.exact {
+			nt.when = &c
+		}
 		w.info.addTake(nt)
 		w.noteSite(nt)
 	}

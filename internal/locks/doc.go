@@ -34,10 +34,14 @@
 //     a constant or a known value at the call: specialize.go) are dead. A lock maybe-held over a loop back-edge and
 //     taken again for sure in the loop, directly or by a call, where the
 //     function unlocks it somewhere or took it through a helper, is a
-//     re-lock on the next iteration [lock-leak]. Annotations are must-hold, as checklocks: a guarded
+//     re-lock on the next iteration [lock-leak]. A callee's take decided
+//     by one branch carries that condition up (take.when, when.go): a
+//     caller holding the lock only under the same condition re-locks it
+//     there [double-lock]. Annotations are must-hold, as checklocks: a guarded
 //     access or a call requiring a lock needs it on every path, and a
 //     maybe-held lock at a return is an inconsistent return state
-//     (returns.go lists what does not count).
+//     (returns.go lists what does not count; an unannotated lock taken
+//     exactly where a parameter says is the caller's choice).
 //   - Double lock compares symbolic paths: a.mu then b.mu of two values of
 //     one type is not reported (lockdep would report same-class nesting;
 //     it is common and usually ordered by the program, e.g. by address).
@@ -225,7 +229,9 @@
 //     cap, or a package var; a capacity from configuration or a
 //     parameter may be 0 or a semaphore's bound (sizedForWork). A
 //     function that reads a channel's len or cap manages its occupancy:
-//     its operations on it do not block (checksOccupancy). Cond.Wait
+//     its operations on it do not block (checksOccupancy). A channel read
+//     from a container's element is the one channel put there, if only
+//     one is (objects.ElemSources: a broker's subscriber channels). Cond.Wait
 //     blocks until a Signal or Broadcast and releases only its own lock
 //     (a Wait whose lock is unknown is not taken as blocking). The
 //     operations that block in a callee count at the call (condwait.go).

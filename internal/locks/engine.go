@@ -140,6 +140,9 @@ type take struct {
 	// fresh: the lock of an object the function (or a callee) created and
 	// had not published at the acquisition (see Hold.Fresh).
 	fresh bool
+	// when: the one branch condition that decides the take (branch 1),
+	// in this function's paths; nil when none does (when.go).
+	when *cond
 }
 
 // Bounds on what a take propagates through calls (a may-acquire several
@@ -224,6 +227,9 @@ func (f *funcInfo) addTake(t take) {
 			}
 			f.takes[i].fresh = fresh
 			f.takes[i].branch = branch
+			if o.when == nil || t.when == nil || !o.when.same(*t.when) {
+				f.takes[i].when = nil
+			}
 			return
 		}
 	}

@@ -263,6 +263,9 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		if w.inPlaceClosure() && w.callersChoice(h) {
 			return true
 		}
+		if w.argumentChoice(h) {
+			return true
+		}
 		return w.resultPaths(r)[h.Path] || w.returned(h.Path, r) || !w.rootReaches(h.Path, r) || w.fresh(h.Path) || w.deferredUnlock(h.Path)
 	}
 }
@@ -289,6 +292,20 @@ func (w *walker) callersChoice(h Hold) bool {
 	}
 	flag, _, _ := strings.Cut(h.tagKey, "#")
 	return paramIndex(flag, "f") >= 0 || paramIndex(flag, "p") >= 0
+}
+
+// argumentChoice reports whether h, a lock no guard annotation names, is
+// held at a return exactly where a parameter says so: `func (db *MemDB)
+// Txn(write bool) *Txn { if write { db.writer.Lock() } ... }` acquires on
+// request (go-memdb), the caller's choice as for a closure run in place.
+// A lock annotations rely on keeps checklocks' rule: one state on every
+// return.
+func (w *walker) argumentChoice(h Hold) bool {
+	if !h.Maybe || h.tagKey == "" || h.tag2Key != "" || strings.Contains(h.tagKey, "==") || w.e.guardsAnnotated(h.Class) {
+		return false // untagged, two conditions, a comparison of two values, annotated
+	}
+	flag, _, _ := strings.Cut(h.tagKey, "#")
+	return paramIndex(flag, "p") >= 0
 }
 
 // returned reports whether path is a lock inside a value return r hands

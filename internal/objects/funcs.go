@@ -66,7 +66,7 @@ func (x *Index) funcRecord() *funcStores {
 	}
 	fs := &funcStores{into: map[any][]placed{}, calls: map[*ssa.Function][]ssa.CallInstruction{}, memo: map[any][]*ssa.Function{}}
 	add := func(key any, fn *ssa.Function, v ssa.Value) {
-		if key != nil && isFunc(v.Type()) {
+		if key != nil && (isFunc(v.Type()) || isChan(v.Type())) {
 			fs.into[key] = append(fs.into[key], placed{fn, v})
 		}
 	}
@@ -196,12 +196,23 @@ func (r *funcWalk) param(p *ssa.Parameter, depth int) {
 	if fn == nil || fn.Parent() != nil || !r.once(p) {
 		return
 	}
+	for _, a := range r.x.argsOf(p) {
+		r.value(a.Fn, a.Val, depth+1)
+	}
+}
+
+// argsOf lists what the package's static calls of p's function pass
+// for p, each with the calling function.
+func (x *Index) argsOf(p *ssa.Parameter) []Placed {
+	fn := p.Parent()
 	i := slices.Index(fn.Params, p)
-	for _, c := range r.x.funcRecord().calls[fn] {
+	var out []Placed
+	for _, c := range x.funcRecord().calls[fn] {
 		if args := c.Common().Args; i >= 0 && i < len(args) {
-			r.value(c.Parent(), args[i], depth+1)
+			out = append(out, Placed{c.Parent(), args[i]})
 		}
 	}
+	return out
 }
 
 // readFrom returns the field, package var or container a value is read
@@ -310,6 +321,14 @@ func (x *Index) containerKey(v ssa.Value, depth int) any {
 			if k, ok := x.containerKey(c.Call.Args[0], depth+1).(elemKey); ok {
 				if _, local := k.of.(ssa.Value); !local {
 					return k
+				}
+			}
+			// A copy, append([]T(nil), s...): the elements are s's.
+			if len(c.Call.Args) == 2 && nilConstant(c.Call.Args[0]) {
+				if k, ok := x.containerKey(c.Call.Args[1], depth+1).(elemKey); ok {
+					if _, local := k.of.(ssa.Value); !local {
+						return k
+					}
 				}
 			}
 		}
