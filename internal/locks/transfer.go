@@ -230,7 +230,7 @@ func (w *walker) noteUnlock(path string, pos token.Pos) {
 // tree of a node and of its child are one tree). why says so for the
 // message, "" when there is none.
 func (w *walker) copiedAlias(s State, h Hold) (Hold, string) {
-	if h.Class == "" || h.Opaque || !strings.HasPrefix(h.Sub, "ptr:") {
+	if h.Class == "" || h.Opaque {
 		return Hold{}, ""
 	}
 	for _, o := range s.holds {
@@ -240,6 +240,9 @@ func (w *walker) copiedAlias(s State, h Hold) (Hold, string) {
 		if at, ok := w.e.objs.Copied(h.Sub); ok {
 			field := shortClass(strings.TrimPrefix(h.Sub, "ptr:"))
 			return o, ", the same lock through " + field + ", which the package copies from object to object (at " + w.e.at(at) + "),"
+		}
+		if why := w.linkedOwner(o.Path, h.Path); why != "" {
+			return o, why
 		}
 	}
 	return Hold{}, ""
