@@ -22,9 +22,6 @@ import (
 // when one branch decides it: b is on every path from one side of an If
 // that every path of the function passes, and on no path from the other.
 func (w *walker) onlyWhen(b *ssa.BasicBlock) *cond {
-	if w.retBlocks == nil {
-		w.retBlocks = returnBlocks(w.fn)
-	}
 	for _, ib := range w.fn.Blocks {
 		ifi, ok := lastIf(ib)
 		if !ok || !ib.Dominates(b) || w.returnAvoiding(w.fn.Blocks[0], ib) {
@@ -69,6 +66,9 @@ func (w *walker) returnAvoiding(from, avoid *ssa.BasicBlock) bool {
 			continue
 		}
 		seen[b] = true
+		if len(b.Instrs) == 0 {
+			continue
+		}
 		if _, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok {
 			return true
 		}
@@ -107,9 +107,8 @@ func (w *walker) whenInCaller(t *target, c *cond) (cond, bool) {
 
 // sameCondition reports whether the callee's take, conditional on its
 // one branch only, happens wherever old is held: old is a maybe-hold
-// tagged with the same condition, or held for sure where the walk knows
-// the condition true. The function must not store the field the
-// condition reads (`c.batched = true` once locked turns the callee's
+// tagged with that condition alone. The function must not store the
+// field the condition reads (`c.batched = true` once locked turns the callee's
 // take off).
 func (w *walker) sameCondition(old Hold, tk take, t *target) (cond, bool) {
 	if tk.when == nil || tk.branch != 1 || t.cond != 0 || !t.exact {
