@@ -85,10 +85,7 @@ func namedOf(t types.Type) *types.Named {
 	return n
 }
 
-func nilConstant(v ssa.Value) bool {
-	c, ok := objects.Underlying(v).(*ssa.Const)
-	return ok && c.IsNil()
-}
+var nilConstant = objects.NilConstant
 
 // onlyReleasedBy reports whether some function of the package releases
 // class for its caller, and every such function is a method of handle

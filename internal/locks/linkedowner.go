@@ -5,6 +5,8 @@ import (
 	"go/types"
 	"slices"
 	"strings"
+
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // Nodes linked to each other share their owner: a content tree's nodes
@@ -83,8 +85,8 @@ func structOf(t types.Type) (*types.Struct, bool) {
 	if _, named := types.Unalias(t).(*types.Named); !named {
 		return nil, false
 	}
-	st, ok := t.Underlying().(*types.Struct)
-	return st, ok
+	st := objects.StructOf(t)
+	return st, st != nil
 }
 
 // pointsTo reports whether t is a pointer to node's struct type (node

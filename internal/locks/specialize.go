@@ -186,7 +186,7 @@ func cellValue(v ssa.Value) ssa.Value {
 func branchedOn(fn *ssa.Function) []ssa.Value {
 	var out []ssa.Value
 	for _, b := range fn.Blocks {
-		ifi, ok := b.Instrs[len(b.Instrs)-1].(*ssa.If)
+		ifi, ok := lastIf(b)
 		if !ok {
 			continue
 		}

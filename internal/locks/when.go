@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
 )
 
 // A lock taken under one condition in the caller and under the same
@@ -153,11 +155,10 @@ func (w *walker) storesFieldNamed(name string) bool {
 
 // fieldName names the field fa addresses.
 func fieldName(fa *ssa.FieldAddr) string {
-	st, ok := derefStruct(fa.X.Type())
-	if !ok || fa.Field >= st.NumFields() {
-		return ""
+	if f := lockop.FieldOf(fa); f != nil {
+		return f.Name()
 	}
-	return st.Field(fa.Field).Name()
+	return ""
 }
 
 // condText says a condition in words for a finding: "batched is false".

@@ -28,7 +28,8 @@ func (x *Index) ElemSources(fn *ssa.Function, v ssa.Value) (out []Placed, ok boo
 	return w.out, w.ok && len(w.out) > 0
 }
 
-// Placed is a value of a function.
+// Placed is a value of a function (stored somewhere by it, or at the
+// start of a chain of moves).
 type Placed struct {
 	Fn  *ssa.Function
 	Val ssa.Value
@@ -70,7 +71,7 @@ func (w *elemWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
 			w.ok = false // filled elsewhere: another package's
 		}
 		for _, p := range stored {
-			w.value(p.fn, p.val, depth+1)
+			w.value(p.Fn, p.Val, depth+1)
 		}
 		return
 	}
@@ -104,7 +105,9 @@ func isChan(t types.Type) bool {
 	return ok
 }
 
-func nilConstant(v ssa.Value) bool {
+// NilConstant reports whether v is the nil constant, through
+// conversions.
+func NilConstant(v ssa.Value) bool {
 	c, ok := Underlying(v).(*ssa.Const)
 	return ok && c.IsNil()
 }

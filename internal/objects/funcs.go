@@ -46,15 +46,9 @@ func (x *Index) FuncsOf(fn *ssa.Function, v ssa.Value) []*ssa.Function {
 // funcStores is the package-wide record of func values stored into
 // fields, package vars and containers, and of calls of package functions.
 type funcStores struct {
-	into  map[any][]placed // by field, package var (types.Object) or container key
+	into  map[any][]Placed // by field, package var (types.Object) or container key
 	calls map[*ssa.Function][]ssa.CallInstruction
 	memo  map[any][]*ssa.Function
-}
-
-// placed is a value stored somewhere by function fn.
-type placed struct {
-	fn  *ssa.Function
-	val ssa.Value
 }
 
 // maxFuncDepth bounds the moves FuncsOf follows back from a value.
@@ -64,10 +58,10 @@ func (x *Index) funcRecord() *funcStores {
 	if x.funcStores != nil {
 		return x.funcStores
 	}
-	fs := &funcStores{into: map[any][]placed{}, calls: map[*ssa.Function][]ssa.CallInstruction{}, memo: map[any][]*ssa.Function{}}
+	fs := &funcStores{into: map[any][]Placed{}, calls: map[*ssa.Function][]ssa.CallInstruction{}, memo: map[any][]*ssa.Function{}}
 	add := func(key any, fn *ssa.Function, v ssa.Value) {
 		if key != nil && (isFunc(v.Type()) || isChan(v.Type())) {
-			fs.into[key] = append(fs.into[key], placed{fn, v})
+			fs.into[key] = append(fs.into[key], Placed{fn, v})
 		}
 	}
 	for _, fn := range x.funcs {
@@ -175,7 +169,7 @@ func (r *funcWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
 	}
 	if key, _ := r.x.readFrom(v); key != nil && r.once(key) {
 		for _, p := range r.x.funcRecord().into[key] {
-			r.value(p.fn, p.val, depth+1)
+			r.value(p.Fn, p.Val, depth+1)
 		}
 	}
 }
@@ -324,7 +318,7 @@ func (x *Index) containerKey(v ssa.Value, depth int) any {
 				}
 			}
 			// A copy, append([]T(nil), s...): the elements are s's.
-			if len(c.Call.Args) == 2 && nilConstant(c.Call.Args[0]) {
+			if len(c.Call.Args) == 2 && NilConstant(c.Call.Args[0]) {
 				if k, ok := x.containerKey(c.Call.Args[1], depth+1).(elemKey); ok {
 					if _, local := k.of.(ssa.Value); !local {
 						return k
