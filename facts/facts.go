@@ -20,6 +20,7 @@ func All() []analysis.Fact {
 		new(Ownership),
 		new(LockSummary),
 		new(LockEdges),
+		new(LockDispatches),
 		new(CommitObligation),
 		new(AsyncAPIs),
 		new(ParamFlows),

@@ -118,3 +118,38 @@ func (e *LockEdges) String() string {
 	}
 	return "edges(" + strings.Join(parts, ", ") + ")"
 }
+
+// LockDispatches is an object fact on an interface type: the calls of its
+// methods that the declaring package makes with locks held. An importing
+// package that implements the interface, and hands its values to the
+// declaring package as it, runs its methods under those locks: the edges
+// from each held lock to what the implementation takes are its own.
+type LockDispatches struct {
+	Calls []Dispatch // sorted by Method, Class, Sub
+}
+
+// Dispatch is one method call through the interface with one lock held.
+type Dispatch struct {
+	Method string
+	Class  string // the held lock's class key
+	Sub    string // its refinement (Edge.FromSub)
+	Shared bool   // held as a read lock
+	// Witness: "in pkg.Func (a.go:10 -> a.go:12)", where the lock was
+	// taken and where the method is called.
+	Witness string
+	Test    bool // the call is in a _test.go file
+	// Path is the held lock as the called method reaches it through its
+	// parameters ("param0.Logger.mu": the entry passed holds the logger
+	// whose lock is held), "" when none leads to it.
+	Path string
+}
+
+func (*LockDispatches) AFact() {}
+
+func (d *LockDispatches) String() string {
+	var parts []string
+	for _, c := range d.Calls {
+		parts = append(parts, c.Method+" under "+c.Class)
+	}
+	return "dispatches(" + strings.Join(parts, ", ") + ")"
+}

@@ -190,3 +190,41 @@ func InsideObject(t types.Type, rest string) bool {
 	}
 	return true
 }
+
+// ReturnedClass is the class of the lock a static callee returns on every
+// path: a lock handed out by an accessor (`func (s *stripes) lockFor(k
+// uint64) *sync.RWMutex { return &s.locks[k%n].RWMutex }`) is of the class
+// the callee names. Nil when v is no such call or the returns disagree.
+func ReturnedClass(v ssa.Value) *types.Var {
+	call, ok := v.(*ssa.Call)
+	if !ok {
+		return nil
+	}
+	rets, ok := returnedValues(call)
+	var c *types.Var
+	for _, r := range rets {
+		rc := ClassOf(r)
+		if rc == nil || c != nil && rc != c {
+			return nil
+		}
+		c = rc
+	}
+	return c
+}
+
+// returnedValues lists what the static callee of call returns, one value
+// per return (the recover block's zero values left out); false when the
+// callee is unknown, has no body or returns other than one value.
+func returnedValues(call *ssa.Call) ([]ssa.Value, bool) {
+	fn := call.Call.StaticCallee()
+	if fn == nil || len(fn.Blocks) == 0 || fn.Signature.Results().Len() != 1 {
+		return nil, false
+	}
+	var out []ssa.Value
+	for _, b := range fn.Blocks {
+		if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && b != fn.Recover {
+			out = append(out, ret.Results[0])
+		}
+	}
+	return out, true
+}

@@ -305,6 +305,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		w.e.recordClosureCall(w.fn, call, s)
 	}
 	s = w.handOff(call.Args, s, false)
+	w.recordDispatch(call, pos, s)
 	ts := w.targets(call)
 	if len(ts) == 0 && !call.IsInvoke() {
 		w.recordParamCall(call.Value, pos, s)
@@ -322,6 +323,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		if w.report && t.exact && t.sum == nil {
 			s = w.checkCallDecl(&t, pos, s)
 		}
+		w.calleeDispatches(&t, pos, s)
 		sum := w.summaryFor(&t, s)
 		// The takes and channel operations change no state: they only
 		// make the summary, edges and findings of the final pass.
@@ -524,6 +526,12 @@ func (w *walker) handOff(vals []ssa.Value, s State, started bool) State {
 		if !ok {
 			continue
 		}
+		// The lock's own method value (`return c.mu.Unlock`) hands the
+		// unlock over as a closure calling it does.
+		if op, l := w.e.boundMethodOp(mc); releases(op) {
+			s = s.handedOff(pathOf(w.fn, l))
+			continue
+		}
 		fn := mc.Fn.(*ssa.Function)
 		binds := make([]string, len(mc.Bindings))
 		for i, b := range mc.Bindings {
@@ -543,12 +551,18 @@ func (w *walker) handOff(vals []ssa.Value, s State, started bool) State {
 				p, ok = inner, true // the closure was made here
 			}
 			if ok {
-				if _, held := s.find(p); held {
-					s = s.without(p)
-					s.released = remove(s.released, p)
-				}
+				s = s.handedOff(p)
 			}
 		}
+	}
+	return s
+}
+
+// handedOff is s once the lock at p, if held, is another code's to release.
+func (s State) handedOff(p string) State {
+	if _, held := s.find(p); held {
+		s = s.without(p)
+		s.released = remove(s.released, p)
 	}
 	return s
 }
@@ -571,10 +585,7 @@ func (w *walker) goHandOff(call *ssa.CallCommon, s State) State {
 		}
 		for _, r := range sum.handedOver(true) {
 			if p, ok := w.calleePath(&t, r.Path); ok {
-				if _, held := s.find(p); held {
-					s = s.without(p)
-					s.released = remove(s.released, p)
-				}
+				s = s.handedOff(p)
 			}
 		}
 	}

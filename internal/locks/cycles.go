@@ -316,6 +316,9 @@ func witnessHops(x edge) []diag.Hop {
 	if !x.ToPos.IsValid() {
 		return nil
 	}
+	if x.handed != "" {
+		return []diag.Hop{{Pos: x.FromPos, What: x.handed}, {Pos: x.ToPos, What: x.Fn + " takes " + x.ToName}}
+	}
 	return []diag.Hop{
 		{Pos: x.FromPos, What: x.Fn + " holds " + x.FromName},
 		{Pos: x.ToPos, What: x.Fn + " takes " + x.ToName},

@@ -206,6 +206,18 @@
 //     edge that breaks a declared `before` order is reported as
 //     [before-order] only. An ignore at any local witness of a cycle
 //     silences it.
+//   - Interface calls under a lock run code the declaring package cannot
+//     see when the implementation lives in an importer (dispatch.go): the
+//     calls of the package's own interfaces made with locks definitely
+//     held, directly or up to three static calls down, are exported on
+//     the interface (facts.LockDispatches); a package that converts a
+//     named type of another package than the interface's to it (a
+//     declaration `var _ I = (*T)(nil)` alone does not count) adds the edges from each held lock to what the type's
+//     method takes, unless a dependency already has that edge. Edges
+//     only, by class; the same class on both ends is a double lock only
+//     when the method takes it on every path through the argument that
+//     leads to the held lock (Dispatch.Path: a hook logging through the
+//     entry's logger).
 //   - Facts leave out private leaf classes (facts.go, privateLeaves): a
 //     lock declared by an unexported var or field of the package, never
 //     left held or released for a caller, with no edge out of it. No

@@ -23,6 +23,9 @@ type edge struct {
 	// declared: the edge breaks a //confined:before order, already
 	// reported as such; cycles through it are not reported again.
 	declared bool
+	// handed: an edge of another package's interface call run on a
+	// type this package handed it (dispatch.go), saying so at FromPos.
+	handed string
 	// test: witnessed in a _test.go file. must: To is taken for sure once
 	// the witness gets there (directly, or on every path of callees
 	// called exactly), the evidence a long cycle needs (cycles.go).
@@ -179,6 +182,9 @@ func (e *engine) edgesFact() *facts.LockEdges {
 	f := &facts.LockEdges{}
 	for _, x := range e.edges {
 		wit := "in " + e.p.Pass.Pkg.Name() + "." + strings.TrimPrefix(x.Witness, "in ")
+		if x.handed != "" {
+			wit = x.Witness // already names the other package's function
+		}
 		ends := e.exclusive[x.key()]
 		f.Edges = append(f.Edges, facts.Edge{From: x.From, To: x.To, FromSub: x.FromSub, ToSub: x.ToSub, Witness: wit, Test: x.test, Must: x.must, FromShared: !ends.from, ToShared: !ends.to})
 	}

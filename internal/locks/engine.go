@@ -60,7 +60,13 @@ type engine struct {
 	convs      []conversion    // MakeInterface of named types (scanConversions)
 	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
 	convCache  map[types.Type]map[*types.Named]bool
-	guards     map[*types.Var]*guard
+	// dispatches: interface calls under locks, for importers (dispatch.go).
+	dispatches map[*types.TypeName]map[dispatchKey]heldDispatch
+	// dispatchSites caches reachableDispatches.
+	dispatchSites map[*ssa.Function][]dispatchSite
+	// dispatchRelocks: the double locks dispatchRelock reported.
+	dispatchRelocks map[relockKey]bool
+	guards          map[*types.Var]*guard
 	// guardUses: accesses of annotated structs' fields (inferguard.go).
 	guardUses map[*types.Var]*guardUse
 	// tryWrappers caches tryWrapper (trywrapper.go).

@@ -134,6 +134,7 @@ func (e *engine) exportFacts() {
 	if len(e.edges) > 0 {
 		e.p.Pass.ExportPackageFact(e.edgesFact())
 	}
+	e.exportDispatches()
 }
 
 // privateLeaves returns the lock classes no other package can hold or
@@ -155,6 +156,7 @@ func (e *engine) privateLeaves() map[string]bool {
 	for _, x := range e.edges {
 		delete(leaves, x.From)
 	}
+	e.dispatchedClasses(leaves)
 	for _, info := range e.infos {
 		for _, hs := range [][]Hold{info.acquires, info.releases} {
 			for _, h := range hs {

@@ -27,6 +27,9 @@ func (e *engine) hasLockWork() bool {
 						return true // an imported guarded or atomic field
 					}
 				}
+				if mi, ok := instr.(*ssa.MakeInterface); ok && e.handsToDispatcher(mi) {
+					return true // runs another package's calls under its locks
+				}
 				ci, ok := instr.(ssa.CallInstruction)
 				if !ok {
 					continue
@@ -267,6 +270,9 @@ func (e *engine) convertedTo(iface types.Type) map[*types.Named]bool {
 type conversion struct {
 	from *types.Named
 	to   types.Type
+	pos  token.Pos // where, when known
+	// asserted: only declared (`var _ I = (*T)(nil)`), not made.
+	asserted bool
 }
 
 // scanConversions records the package's MakeInterface instructions of
@@ -295,7 +301,7 @@ func (e *engine) scanConversions() {
 			for _, instr := range b.Instrs {
 				switch x := instr.(type) {
 				case *ssa.MakeInterface:
-					e.addConversion(x.X.Type(), x.Type())
+					e.addConversion(x.X.Type(), x.Type(), conversionPos(x), false)
 				case *ssa.ChangeInterface:
 					addIface(x.X.Type(), x.Type())
 				case *ssa.TypeAssert:
@@ -309,7 +315,7 @@ func (e *engine) scanConversions() {
 
 // addConversion records a conversion of a value of type from (a named
 // type or a pointer to one) to the interface to.
-func (e *engine) addConversion(from, to types.Type) {
+func (e *engine) addConversion(from, to types.Type, pos token.Pos, asserted bool) {
 	if p, ok := from.(*types.Pointer); ok {
 		from = p.Elem()
 	}
@@ -317,7 +323,7 @@ func (e *engine) addConversion(from, to types.Type) {
 		if o := n.Origin(); o != nil {
 			n = o
 		}
-		e.convs = append(e.convs, conversion{from: n, to: to})
+		e.convs = append(e.convs, conversion{from: n, to: to, pos: pos, asserted: asserted})
 	}
 }
 
@@ -343,11 +349,27 @@ func (e *engine) scanAssertions() {
 				for i, name := range vs.Names {
 					if name.Name == "_" && i < len(vs.Values) {
 						if from := info.TypeOf(vs.Values[i]); from != nil {
-							e.addConversion(from, to)
+							e.addConversion(from, to, name.Pos(), true)
 						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// conversionPos is where a MakeInterface happens: its own position, or,
+// for an implicit conversion (an argument, a store), its first user's.
+func conversionPos(x *ssa.MakeInterface) token.Pos {
+	if x.Pos().IsValid() {
+		return x.Pos()
+	}
+	if refs := x.Referrers(); refs != nil {
+		for _, r := range *refs {
+			if r.Pos().IsValid() {
+				return r.Pos()
+			}
+		}
+	}
+	return x.Parent().Pos()
 }

@@ -74,6 +74,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 	}
 	e.reportInferredGuards()
 	e.checkDeclarations()
+	e.dispatchEdges()
 	e.reportCycles()
 	e.exportFacts()
 	return &Summary{findings: e.findings}

@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"cmp"
 	"go/token"
 	"go/types"
 	"strings"
@@ -344,11 +345,14 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 		h.Sub = w.e.objs.Via(fa.X)
 	}
 	h.Obj = w.e.objs.Origin(w.fn, container(lv))
-	if v := lockop.ClassOf(lv); v != nil {
+	if v := cmp.Or(lockop.ClassOf(lv), lockop.ReturnedClass(lv)); v != nil {
 		h.Class, h.Name = lockop.ClassKey(v), lockop.ShortName(v)
 		w.e.classVars[h.Class] = v
 	} else if c := lockop.ElementOf(lv); c != nil {
 		h.Class, h.Name = lockop.ElemKey(c), lockop.ElemName(c)
+		if holder := lockop.ElementHolder(lv); holder != nil {
+			h.Sub = w.e.objs.Via(holder)
+		}
 	} else {
 		h.Name = sourceName(lv)
 	}
