@@ -114,8 +114,9 @@ func (e *engine) dispatchEdgesOf(c conversion, iface *types.Named, d facts.Dispa
 			link = " -> " // the call was inside a callee: the chain goes on
 		}
 		x.Witness = strings.TrimSuffix(d.Witness, ")") + link + impl + " at " + at + ")"
+		caller, _ := witnessParts(d.Witness)
 		x.handed = c.from.Obj().Name() + " is handed over as " + iface.Obj().Pkg().Name() + "." + iface.Obj().Name() +
-			" here; " + strings.TrimPrefix(d.Witness[:strings.Index(d.Witness, " (")], "in ") + " calls its " + d.Method + " holding " + x.FromName
+			" here; " + caller + " calls its " + d.Method + " holding " + x.FromName
 		e.noteEnds(x.key(), edgeEnds{from: !d.Shared, to: !tk.Shared})
 		if e.betterWitness(x) {
 			e.addEdge(x)
@@ -148,12 +149,19 @@ func (e *engine) dispatchRelock(c conversion, iface *types.Named, d facts.Dispat
 	if tk.Via != nil {
 		by += " -> " + tk.Via.text()
 	}
-	caller, where, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(d.Witness, "in "), ")"), " (")
+	caller, where := witnessParts(d.Witness)
 	via := iface.Obj().Pkg().Name() + "." + iface.Obj().Name()
 	msg := name + " locked again by " + by + " (at " + at + "): " + caller + " calls it through " + via + "." + d.Method +
 		" holding " + name + " (" + where + ", the same lock, reached through the call's arguments); " +
 		c.from.Obj().Name() + " is handed over as a " + via + " here: self-deadlock"
 	e.find(c.pos, "double-lock", msg)
+}
+
+// witnessParts splits a dispatch witness, "in pkg.F (a.go:1 -> a.go:2)",
+// into the function and the positions.
+func witnessParts(w string) (caller, where string) {
+	caller, where, _ = strings.Cut(strings.TrimSuffix(strings.TrimPrefix(w, "in "), ")"), " (")
+	return caller, where
 }
 
 type relockKey struct {
