@@ -43,7 +43,7 @@ var last = &analysis.Analyzer{
 }
 
 func main() {
-	vetmem.DropInspector() // as the tool does: the profile shows what it keeps
+	vetmem.Lean() // as the tool does: the profile shows what it keeps
 	if name := os.Getenv("VETPROF_CPU"); name != "" {
 		if f, err := os.Create(name); err == nil {
 			pprof.StartCPUProfile(f)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/buildssa"
 	"golang.org/x/tools/go/analysis/passes/ctrlflow"
 	"golang.org/x/tools/go/analysis/passes/inspect"
 )
@@ -80,10 +81,11 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-// TestOnlyCtrlflowUsesInspect guards dropInspector: it is safe only while
+// TestLeanResultsHaveOneReader guards vetmem.Lean: it is safe only while
 // no analyzer of the vet tool but ctrlflow reads the inspect analyzer's
-// result, which dropInspector provides to ctrlflow alone.
-func TestOnlyCtrlflowUsesInspect(t *testing.T) {
+// result, which Lean provides to ctrlflow alone, and none but buildssa
+// reads ctrlflow's, which Lean reduces to what buildssa asks of it.
+func TestLeanResultsHaveOneReader(t *testing.T) {
 	seen := map[*analysis.Analyzer]bool{}
 	var walk func(a *analysis.Analyzer)
 	walk = func(a *analysis.Analyzer) {
@@ -93,7 +95,10 @@ func TestOnlyCtrlflowUsesInspect(t *testing.T) {
 		seen[a] = true
 		for _, r := range a.Requires {
 			if r == inspect.Analyzer && a != ctrlflow.Analyzer {
-				t.Errorf("%s requires inspect: dropInspector would starve it", a.Name)
+				t.Errorf("%s requires inspect: vetmem.Lean would starve it", a.Name)
+			}
+			if r == ctrlflow.Analyzer && a != buildssa.Analyzer {
+				t.Errorf("%s requires ctrlflow: vetmem.Lean gives it the no-return set only", a.Name)
 			}
 			walk(r)
 		}
@@ -102,6 +107,41 @@ func TestOnlyCtrlflowUsesInspect(t *testing.T) {
 		walk(a)
 	}
 	if !seen[ctrlflow.Analyzer] {
-		t.Errorf("ctrlflow is not in the vet tool's graph any more: dropInspector is moot")
+		t.Errorf("ctrlflow is not in the vet tool's graph any more: vetmem.Lean is moot")
+	}
+}
+
+// TestNoReadsOfDroppedTypeInfo: once SSA is built, vetmem.Lean drops the
+// type checker's Uses and Selections and the types of expressions that are
+// not declarations' types (vetmem.keepDeclTypes). Code that reads them
+// after SSA would see nothing under go vet and everything in tests, so no
+// analyzer source may name them; TestDriversAgree covers the reads it keeps.
+func TestNoReadsOfDroppedTypeInfo(t *testing.T) {
+	dropped := []string{".Uses[", ".Uses)", ".Selections", ".ObjectOf(", "typeutil."}
+	for _, dir := range []string{"../../analyzers", "../../internal", "../../facts"} {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == "testdata" || d.Name() == "vetmem") {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, name := range dropped {
+				if strings.Contains(string(src), name) {
+					t.Errorf("%s reads %q, which the vet tool drops after SSA (internal/vetmem/info.go)", path, name)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -30,7 +30,7 @@ const (
 // to every call, -flags included, or go vet would refuse to forward it.
 func vetTool(args []string) {
 	flag.String(standaloneFlag, "", "internal: set by the standalone driver (confinelint PATTERNS), which runs go vet with this tool")
-	vetmem.DropInspector()
+	vetmem.Lean()
 	mode, cfg := standaloneArgs(args)
 	if mode == "" || cfg == "" {
 		unitchecker.Main(analyzers...)

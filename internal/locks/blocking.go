@@ -197,16 +197,12 @@ func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 			ops := slices.DeleteFunc(slices.Clone(b.ops), func(op chanOp) bool { return op.Key == "" || w.e.buffered(op.Key) })
 			// No started goroutine at all (fn's own not excluded) could
 			// unblock ops while taking the class: no finding, and no need
-			// to work out fn's contexts, a propagation over every root of
-			// the package.
+			// to walk back to the roots fn runs on.
 			if len(ops) == 0 || w.e.startedTaking(ops, m, nil, w.fn) == nil {
 				continue
 			}
 			if mine == nil {
-				mine = map[*roots.Root]bool{}
-				for _, r := range w.e.ctx.Of(w.fn) {
-					mine[r.Root] = true
-				}
+				mine = w.e.ctx.RootsReaching(w.fn)
 			}
 			r := w.e.peerTaking(ops, m, mine, w.fn)
 			if r == nil {

@@ -21,7 +21,11 @@ type walker struct {
 	entry  State
 	in     []State
 	seen   []bool
-	rets   []retState
+	// joinIns and joinBack are inState's scratch, reused from block to
+	// block: allocated per join they were a tenth of the engine's garbage.
+	joinIns  []State
+	joinBack []bool
+	rets     []retState
 	// unlocked: paths this function unlocks somewhere. A lock held across
 	// a loop's back-edge and never unlocked here is handed to another
 	// goroutine to unlock, not re-locked by mistake.
@@ -129,8 +133,9 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 	if b == w.fn.Recover {
 		return State{}, true
 	}
-	var ins []State
-	var back []bool
+	ins, back := w.joinIns[:0], w.joinBack[:0]
+	w.joinIns, w.joinBack = nil, nil // taken while in use
+	defer func() { w.joinIns, w.joinBack = ins[:0], back[:0] }()
 	for _, p := range b.Preds {
 		if !done[p.Index] {
 			continue

@@ -125,7 +125,12 @@ type Contexts struct {
 	// without directives or blocking lock checks) never ask.
 	reachOnce sync.Once
 	reach     map[*ssa.Function][]Reach
-	calls     map[*ssa.Function][]Edge
+	// callers and rootsAt invert calls and Roots, built on the first
+	// RootsReaching (see callers.go).
+	callersOnce sync.Once
+	callers     map[*ssa.Function][]*ssa.Function
+	rootsAt     map[*ssa.Function][]*Root
+	calls       map[*ssa.Function][]Edge
 	// rootOf marks functions whose context is fixed by declaration or by
 	// being a root, so inference stops there.
 	rootOf map[*ssa.Function]*Root

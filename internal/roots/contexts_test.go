@@ -23,8 +23,16 @@ var contextsAnalyzer = &analysis.Analyzer{
 		res := pass.ResultOf[summary.Analyzer].(*summary.Result)
 		for _, fn := range res.Package.Funcs {
 			var parts []string
+			back := res.Contexts.RootsReaching(fn)
 			for _, r := range res.Contexts.Of(fn) {
 				parts = append(parts, fmt.Sprintf("%s(%s): %s", kindName(r.Root.Kind), r.Root.Via, strings.Join(r.Names(pass.Pkg), " -> ")))
+				if !back[r.Root] {
+					pass.Reportf(fn.Pos(), "RootsReaching lacks %s(%s)", kindName(r.Root.Kind), r.Root.Via)
+				}
+				delete(back, r.Root)
+			}
+			for r := range back {
+				pass.Reportf(fn.Pos(), "RootsReaching has %s(%s), which Of does not", kindName(r.Kind), r.Via)
 			}
 			if len(parts) == 0 {
 				continue

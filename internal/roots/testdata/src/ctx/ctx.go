@@ -46,3 +46,11 @@ func onEvent() {} // want `ctx callback\(onEvent\): onEvent`
 var hook = escaped
 
 func escaped() {} // want `ctx unknown\(escaped\): escaped`
+
+// Outer and Inner are roots of their own (exported): a walk from Outer
+// stops at Inner, so inner runs on Inner's context only.
+func Outer() { Inner() } // want `ctx unknown\(Outer\): Outer$`
+
+func Inner() { inner() } // want `ctx unknown\(Inner\): Inner$`
+
+func inner() {} // want `ctx unknown\(Inner\): Inner -> inner$`
