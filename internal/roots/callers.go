@@ -12,26 +12,20 @@ import "golang.org/x/tools/go/ssa"
 func (c *Contexts) RootsReaching(fn *ssa.Function) map[*Root]bool {
 	c.callersOnce.Do(c.invert)
 	out := map[*Root]bool{}
-	// As in Propagate, no walk enters a function that is a root itself:
-	// a root is reached only from its own start.
-	if c.rootOf[fn] != nil {
-		for _, r := range c.rootsAt[fn] {
-			out[r] = true
-		}
-		return out
-	}
 	seen := map[*ssa.Function]bool{fn: true}
 	queue := []*ssa.Function{fn}
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		for _, caller := range c.callers[cur] {
-			if c.rootOf[caller] != nil {
-				for _, r := range c.rootsAt[caller] {
-					out[r] = true
-				}
-				continue
+		// As in Propagate, no walk enters a function that is a root
+		// itself: a root is reached only from its own start.
+		if c.rootOf[cur] != nil {
+			for _, r := range c.rootsAt[cur] {
+				out[r] = true
 			}
+			continue
+		}
+		for _, caller := range c.callers[cur] {
 			if !seen[caller] {
 				seen[caller] = true
 				queue = append(queue, caller)

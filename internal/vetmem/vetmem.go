@@ -23,8 +23,11 @@ import (
 	"golang.org/x/tools/go/ast/inspector"
 )
 
-// Lean installs both replacements. Only buildssa may read ctrlflow's
-// result and only ctrlflow the inspector (cmd/confinelint tests both).
+// Lean installs the replacements: ctrlflow without the inspect analyzer and
+// with its result cut to the no-return set, and buildssa over that set,
+// cutting the type checker's records once SSA is built. Only buildssa may
+// read ctrlflow's result, only ctrlflow the inspector, and no analyzer the
+// records cut (cmd/confinelint tests all three).
 func Lean() {
 	dropInspector()
 	keepNoReturnOnly()
