@@ -72,8 +72,8 @@ var lockorderChecks = []Check{
 	{
 		Category: "lock-order-test", Analyzer: "lockorder", Level: Warning,
 		Title: "Lock-order inversion that needs test code",
-		Text:  "A lock-order cycle one of whose edges is witnessed only in a _test.go file: production code alone cannot deadlock this way, but the test can (a test that freezes a structure by taking its locks in another order). Reported at the test's acquisition.",
-		Fix:   "Take the locks in the test in the order production code uses.",
+		Text:  "A lock-order cycle one of whose edges is witnessed only in a _test.go file: production code alone cannot deadlock this way, but the test can (a test that freezes a structure by taking its locks in another order, or code of the _test.go files taking them in opposite orders). It is reported only when the two orders can run at the same time under one test: one on the test function's goroutine and the other on a goroutine its test code starts (a go statement, errgroup.Go, WaitGroup.Go), or each on a goroutine it starts; orders that only follow each other on one goroutine (the staged interleavings tests are written for) are not. Reported at the test's acquisition, or where the cycle closes when the edges are code of the _test.go files other than a test function.",
+		Fix:   "Take the locks in the test (or the code it tests) in one order everywhere.",
 	},
 	{
 		Category: "before-order", Analyzer: "lockorder", Level: Error,

@@ -211,6 +211,8 @@ func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 			who := r.Describe()
 			if w.e.programMain(r) {
 				who = "the main goroutine"
+			} else if roots.TestFunc(w.e.p.Pass.Fset, r.Func) {
+				who = "the goroutine of test " + r.Func.Name()
 			}
 			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + b.describe() + "; " + who + ", which would unblock it, also takes " + h.Name
 			if h.Shared && m.writer != "" && !w.e.writeLocks(r, h.Class) {
@@ -297,7 +299,7 @@ func (e *engine) writerOf(class string) string {
 func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		info := e.infos[r.Func]
-		if info == nil || mine[r] || r.Func == fn || e.calledInMainOnly(r) {
+		if info == nil || mine[r] || r.Func == fn || e.calledInMainOnly(r) || e.testUnblocker(r) && !e.startedByTest(r.Func, fn) {
 			continue
 		}
 		if hasOpposite(info.chans, ops) && !m.blocks(info.takes) || hasOppositeFree(info.chans, ops, m.class) {
@@ -308,12 +310,15 @@ func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool,
 }
 
 // calledInMainOnly reports whether r is an exported function of package
-// main that nothing hands out as a value: not a goroutine of its own.
+// main, or one declared in a _test.go file, that nothing hands out as a
+// value: not a goroutine of its own. Neither can be imported; only the
+// package (and its tests) calls them. Test functions are goroutines of
+// their own (testMain).
 func (e *engine) calledInMainOnly(r *roots.Root) bool {
-	if r.Kind != roots.KindUnknown || e.p.Pass.Pkg.Name() != "main" || r.Func.Parent() != nil || e.ctx.Escapes(r.Func) {
+	if r.Kind != roots.KindUnknown || e.p.Pass.Pkg.Name() != "main" && !e.inTest(r.Func.Pos()) || r.Func.Parent() != nil || e.ctx.Escapes(r.Func) {
 		return false
 	}
-	return r.Func.Name() != "main" && r.Func.Name() != "init"
+	return r.Func.Name() != "main" && r.Func.Name() != "init" && !roots.TestFunc(e.p.Pass.Fset, r.Func)
 }
 
 // startedTaking returns the first started goroutine (not an exported
@@ -325,7 +330,7 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 		switch r.Kind {
 		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback, roots.KindSerialized:
 		case roots.KindUnknown:
-			if !e.programMain(r) {
+			if !e.programMain(r) && (!e.testUnblocker(r) || !e.startedByTest(r.Func, fn)) {
 				continue
 			}
 		default:
@@ -340,6 +345,16 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 		}
 	}
 	return nil
+}
+
+// testUnblocker reports whether r is a test function: a goroutine of its
+// own, like func main, for the goroutines its test code starts
+// (startedByTest). A goroutine production code starts on the way (a
+// mock's delivery loop, an informer's mutation detector) runs when the
+// test's setup says: the test's own takes of the lock were made before
+// it let that goroutine block (sarama's and client-go's mocks).
+func (e *engine) testUnblocker(r *roots.Root) bool {
+	return r.Kind == roots.KindUnknown && roots.TestFunc(e.p.Pass.Fset, r.Func)
 }
 
 // programMain reports whether r is func main of package main: the main

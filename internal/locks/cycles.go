@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/roots"
 )
 
 // Reporting cycles, one finding per problem, where the fix goes:
@@ -142,7 +143,7 @@ func (e *engine) reportGroups(cycles []cycle, rule string) {
 		}
 		var group, rest []cycle
 		for _, c := range left {
-			if slices.ContainsFunc(c.edges, func(x edge) bool { return groupOf(x, test) == groupOf(at, test) }) {
+			if slices.ContainsFunc(c.edges, func(x edge) bool { return e.groupOf(x, test) == e.groupOf(at, test) }) {
 				group = append(group, c)
 			} else {
 				rest = append(rest, c)
@@ -161,11 +162,25 @@ type groupKey struct {
 	fromPos token.Pos
 }
 
-func groupOf(x edge, test bool) groupKey {
-	if test && x.test {
+func (e *engine) groupOf(x edge, test bool) groupKey {
+	if test && e.testHold(x) {
 		return groupKey{edge: edgeKey{from: x.From, fromSub: x.FromSub}, fn: x.Fn, fromPos: x.FromPos}
 	}
 	return groupKey{edge: x.key()}
+}
+
+// testHold reports whether x is a test's own hold: witnessed in a test
+// function or a closure of one, not in a helper, fake or other code of the
+// _test.go files, whose edges are grouped as production code's are.
+func (e *engine) testHold(x edge) bool {
+	if !x.test {
+		return false
+	}
+	f := e.funcNamed(x.Fn)
+	for f != nil && f.Parent() != nil {
+		f = f.Parent()
+	}
+	return roots.TestFunc(e.p.Pass.Fset, f)
 }
 
 // mostShared picks the local edge that closes the most cycles (a test
@@ -177,7 +192,7 @@ func (e *engine) mostShared(cycles []cycle, wantTest bool) (edge, bool) {
 	for _, c := range cycles {
 		for _, x := range c.edges {
 			if local(x) && (!wantTest || x.test) {
-				k := groupOf(x, wantTest)
+				k := e.groupOf(x, wantTest)
 				count[k]++
 				if o, ok := byKey[k]; !ok || later(x, o) {
 					byKey[k] = x
@@ -192,7 +207,7 @@ func (e *engine) mostShared(cycles []cycle, wantTest bool) (edge, bool) {
 	found := false
 	for k, n := range count {
 		x := byKey[k]
-		if nb := count[groupOf(best, wantTest)]; !found || n > nb || n == nb && later(x, best) {
+		if nb := count[e.groupOf(best, wantTest)]; !found || n > nb || n == nb && later(x, best) {
 			best, found = x, true
 		}
 	}
@@ -211,7 +226,7 @@ func (e *engine) reportGroup(at edge, group []cycle, rule string) {
 	test := rule == "lock-order-test"
 	// Each cycle rotated to end with its edge of the group.
 	rotated := func(c cycle) []edge {
-		i := slices.IndexFunc(c.edges, func(x edge) bool { return groupOf(x, test) == groupOf(at, test) })
+		i := slices.IndexFunc(c.edges, func(x edge) bool { return e.groupOf(x, test) == e.groupOf(at, test) })
 		return rotate(c, c.edges[i])
 	}
 	if i := slices.IndexFunc(group, func(c cycle) bool {
@@ -230,7 +245,7 @@ func (e *engine) reportGroup(at edge, group []cycle, rule string) {
 	if rule == "lock-order-test" {
 		msg = "lock order inversion in test code: " + strings.TrimPrefix(msg, "lock order inversion: ")
 	}
-	if len(group) > 1 && test {
+	if len(group) > 1 && test && e.testHold(at) {
 		msg += "; the test's hold of " + at.FromName + " closes " + strconv.Itoa(len(group)) + " lock-order cycles"
 	} else if len(group) > 1 {
 		msg += "; this acquisition closes " + strconv.Itoa(len(group)) + " lock-order cycles"

@@ -202,7 +202,9 @@
 //     by shared edges and reported at the edge closing the most of them
 //     (cycles.go); ties go to the latest acquisition. A cycle of three or
 //     more locks needs every edge certain; a cycle that needs an edge seen
-//     only in a _test.go file is [lock-order-test]. A cycle through an
+//     only in a _test.go file is [lock-order-test], reported when its
+//     edges can run at the same time under a test (teststart.go: the
+//     test's goroutine and those its test code starts). A cycle through an
 //     edge that breaks a declared `before` order is reported as
 //     [before-order] only. An ignore at any local witness of a cycle
 //     silences it.

@@ -34,9 +34,11 @@ type engine struct {
 	callSites  map[*ssa.Function][]gateWitness
 	entryCache map[*ssa.Function][]string
 	valueUsed  map[*ssa.Function]bool
-	// testStarts caches startedByTest; byName indexes functions by
-	// funcName (teststart.go).
-	testStarts map[string]map[string]bool
+	// tests lists what each test function runs and testStarts caches
+	// testRunOf; byName indexes functions by funcName (teststart.go).
+	tests      []*testRun
+	testStarts map[*ssa.Function]*testRun
+	asyncAt    map[token.Pos][]*ssa.Function // asyncStarts' index
 	byName     map[string]*ssa.Function
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.

@@ -26,7 +26,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		imported:       map[*ssa.Function]*funcInfo{},
 		classVars:      map[string]*types.Var{},
 		closureEntry:   map[*ssa.Function]*State{},
-		testStarts:     map[string]map[string]bool{},
+		testStarts:     map[*ssa.Function]*testRun{},
 		specials:       map[specKey]*funcInfo{},
 		specializing:   map[*ssa.Function]bool{},
 		tested:         map[*ssa.Function][]input{},

@@ -5,33 +5,100 @@ import (
 	"slices"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
+	"github.com/confinelint/confinelint/internal/roots"
 )
 
-// A cycle that needs a test's edge deadlocks only if the other order runs
-// at the same time as the test's hold: on a goroutine the test starts. A
-// test that holds a lock on purpose and calls the code that takes the
-// other order on its own goroutine (the staged interleavings tests are
-// for) cannot deadlock that way, and is not reported. Goroutines are
-// those started by go statements in the test function, its closures and
-// the _test.go helpers it calls; a goroutine production code starts (a
-// constructor's background loop, a drain a flush may start) is not
-// followed: whether it runs, and takes the other order, during the test
-// depends on the test's options, which the analysis does not see.
+// What runs at the same time in a test. go test runs each test function
+// on a goroutine of its own (roots.TestFunc); the go statements of test
+// code it runs start goroutines beside it. A cycle that needs a test's
+// edge deadlocks only if the other order can run at the same time: one
+// on the test's goroutine and the other on a goroutine the test starts,
+// or each on a goroutine it starts. A test that holds a lock on purpose
+// and calls the code that takes the other order on its own goroutine (the
+// staged interleavings tests are for) cannot deadlock that way, and is
+// not reported; a deadlock a test reproduces between the goroutines it
+// starts, in code of its own _test.go files or the package's, is. A
+// goroutine production code starts on the way (a constructor's background
+// loop, a drain a flush may start) is not followed: whether it runs, and
+// takes the other order, during the test depends on the test's options,
+// which the analysis does not see.
 
-// concurrentWithTest reports whether some edge of c runs on a goroutine
-// started by the test code witnessing another of its edges (edges of
-// other packages are assumed to).
+// testRun is what runs under one test function: on its goroutine (own),
+// and on each goroutine the test code it runs starts (one set per go
+// statement; repeats marks a go statement in a loop, which starts
+// goroutines that run beside each other).
+type testRun struct {
+	own     map[string]bool
+	started []map[string]bool
+	repeats []bool
+}
+
+// beside returns the sets of functions that may run at the same time as
+// fn under this test, and whether the test runs fn at all.
+func (r *testRun) beside(fn string) (sets []map[string]bool, reached bool) {
+	if r.own[fn] {
+		reached = true
+		sets = append(sets, r.started...)
+	}
+	for i, s := range r.started {
+		if !s[fn] {
+			continue
+		}
+		reached = true
+		sets = append(sets, r.own)
+		for j, other := range r.started {
+			if j != i || r.repeats[i] {
+				sets = append(sets, other)
+			}
+		}
+	}
+	return sets, reached
+}
+
+// besideInTests returns the sets of functions that may run at the same
+// time as fn (by funcName) under the package's tests. Code no test is
+// seen to run (reached through calls the analysis does not resolve) is
+// taken as a test of its own: the goroutines its own test code starts.
+func (e *engine) besideInTests(fn string) []map[string]bool {
+	var out []map[string]bool
+	reached := false
+	for _, r := range e.testRuns() {
+		sets, ok := r.beside(fn)
+		out = append(out, sets...)
+		reached = reached || ok
+	}
+	if reached {
+		return out
+	}
+	f := e.funcNamed(fn)
+	if f == nil {
+		return nil
+	}
+	for f.Parent() != nil {
+		f = f.Parent()
+	}
+	sets, _ := e.testRunOf(f).beside(e.funcName(f))
+	return sets
+}
+
+// concurrentWithTest reports whether some edge of c can run at the same
+// time as the test code witnessing another of its edges (edges of other
+// packages are assumed to, and so are the edges another package's code
+// runs when it calls into this one: handed edges, whose callers the call
+// graph does not show).
 func (e *engine) concurrentWithTest(c cycle) bool {
 	for _, x := range c.edges {
 		if !x.test {
 			continue
 		}
-		started := e.startedByTest(x.Fn)
+		beside := e.besideInTests(x.Fn)
 		for _, y := range c.edges {
 			if y.key() == x.key() {
 				continue
 			}
-			if !local(y) || started[y.Fn] {
+			if !local(y) || y.handed != "" || slices.ContainsFunc(beside, func(s map[string]bool) bool { return s[y.Fn] }) {
 				return true
 			}
 		}
@@ -39,55 +106,143 @@ func (e *engine) concurrentWithTest(c cycle) bool {
 	return false
 }
 
-// startedByTest returns the names of the functions reachable from the
-// goroutines the named test function starts (see above), cached.
-func (e *engine) startedByTest(name string) map[string]bool {
-	if out, ok := e.testStarts[name]; ok {
-		return out
-	}
-	out := map[string]bool{}
-	e.testStarts[name] = out
-	fn := e.funcNamed(name)
-	if fn == nil {
-		return out
-	}
-	// The test's own code: the function, its closures and test helpers.
-	var roots []*ssa.Function
-	seen := map[*ssa.Function]bool{}
-	var visit func(f *ssa.Function)
-	visit = func(f *ssa.Function) {
-		if seen[f] || !e.inTest(f.Pos()) && f != fn {
-			return
+// startedByTest reports whether fn runs on a goroutine the test code of
+// test starts.
+func (e *engine) startedByTest(test, fn *ssa.Function) bool {
+	name := e.funcName(fn)
+	return slices.ContainsFunc(e.testRunOf(test).started, func(s map[string]bool) bool { return s[name] })
+}
+
+// testRuns lists what each test function of the package runs, cached.
+func (e *engine) testRuns() []*testRun {
+	if e.tests == nil {
+		e.tests = []*testRun{}
+		for _, fn := range e.p.Funcs {
+			if roots.TestFunc(e.p.Pass.Fset, fn) {
+				e.tests = append(e.tests, e.testRunOf(fn))
+			}
 		}
-		seen[f] = true
-		for _, b := range f.Blocks {
-			for _, instr := range b.Instrs {
-				if g, ok := instr.(*ssa.Go); ok {
-					roots = append(roots, e.goTargets(f, g)...)
+	}
+	return e.tests
+}
+
+// testRunOf computes what runs under fn taken as a test function, cached.
+func (e *engine) testRunOf(fn *ssa.Function) *testRun {
+	if r, ok := e.testStarts[fn]; ok {
+		return r
+	}
+	r := &testRun{}
+	e.testStarts[fn] = r
+	startSeen := map[ssa.Instruction]bool{}
+	// goroutine collects what runs on one goroutine from its entries
+	// (what they call, closures run in place included), then adds the
+	// goroutines its test code starts, each a set of its own.
+	var goroutine func(entries []*ssa.Function) map[string]bool
+	goroutine = func(entries []*ssa.Function) map[string]bool {
+		set := map[string]bool{}
+		seen := map[*ssa.Function]bool{}
+		var nested []start
+		var visit func(f *ssa.Function)
+		visit = func(f *ssa.Function) {
+			if seen[f] {
+				return
+			}
+			seen[f] = true
+			set[e.funcName(f)] = true
+			starts := e.startsIn(f)
+			if e.inTest(f.Pos()) || f == fn {
+				nested = append(nested, starts...)
+			}
+			for _, c := range e.inPlaceCallees(f, starts) {
+				visit(c)
+			}
+		}
+		for _, f := range entries {
+			visit(f)
+		}
+		for _, st := range nested {
+			if startSeen[st.instr] {
+				continue
+			}
+			startSeen[st.instr] = true
+			s := goroutine(st.targets)
+			r.started = append(r.started, s)
+			r.repeats = append(r.repeats, objects.OnCycle(st.instr.Block()))
+		}
+		return set
+	}
+	r.own = goroutine([]*ssa.Function{fn})
+	return r
+}
+
+// start is a goroutine start in a function: a go statement, or a call
+// of an asynchronous API (errgroup.Go, WaitGroup.Go, time.AfterFunc,
+// //confined:spawns functions: the roots package's KindAsync roots).
+type start struct {
+	instr   ssa.CallInstruction
+	targets []*ssa.Function
+}
+
+// startsIn lists the goroutines f starts.
+func (e *engine) startsIn(f *ssa.Function) []start {
+	var out []start
+	for _, b := range f.Blocks {
+		for _, instr := range b.Instrs {
+			switch in := instr.(type) {
+			case *ssa.Go:
+				out = append(out, start{in, e.goTargets(f, in)})
+			case ssa.CallInstruction:
+				if ts := e.asyncStarts()[in.Pos()]; len(ts) > 0 && in.Pos().IsValid() {
+					out = append(out, start{in, ts})
 				}
 			}
 		}
-		for _, c := range e.calleesOf(f) {
-			visit(c)
-		}
-	}
-	visit(fn)
-	// Everything those goroutines may run.
-	var reach func(f *ssa.Function)
-	reach = func(f *ssa.Function) {
-		name := e.funcName(f)
-		if out[name] {
-			return
-		}
-		out[name] = true
-		for _, c := range e.callees(f, e.inTest(f.Pos())) {
-			reach(c)
-		}
-	}
-	for _, r := range roots {
-		reach(r)
 	}
 	return out
+}
+
+// asyncStarts indexes the functions asynchronous APIs start by the
+// position of the call that starts them.
+func (e *engine) asyncStarts() map[token.Pos][]*ssa.Function {
+	if e.asyncAt == nil {
+		e.asyncAt = map[token.Pos][]*ssa.Function{}
+		for _, r := range e.ctx.Roots {
+			if r.Kind == roots.KindAsync && r.Func != nil {
+				e.asyncAt[r.Pos] = append(e.asyncAt[r.Pos], r.Func)
+			}
+		}
+	}
+	return e.asyncAt
+}
+
+// inPlaceCallees is callees without goroutine starts: neither the
+// functions go statements start nor the closures made only to be
+// started (by a go statement or an asynchronous API).
+func (e *engine) inPlaceCallees(fn *ssa.Function, starts []start) []*ssa.Function {
+	startedAt := map[ssa.Instruction][]*ssa.Function{}
+	for _, st := range starts {
+		startedAt[st.instr] = st.targets
+	}
+	started := map[*ssa.Function]bool{}
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			mc, ok := instr.(*ssa.MakeClosure)
+			if !ok {
+				continue
+			}
+			target := mc.Fn.(*ssa.Function)
+			if m := e.boundMethod(target); m != nil {
+				target = m
+			}
+			refs := *mc.Referrers()
+			if len(refs) > 0 && !slices.ContainsFunc(refs, func(in ssa.Instruction) bool {
+				return !slices.Contains(startedAt[in], e.canonical(target))
+			}) {
+				started[e.canonical(target)] = true
+			}
+		}
+	}
+	return slices.DeleteFunc(e.callees(fn, false), func(f *ssa.Function) bool { return started[f] })
 }
 
 // goTargets lists the package functions a go statement may start.
@@ -119,23 +274,23 @@ func (e *engine) funcNamed(name string) *ssa.Function {
 }
 
 // noWriterDuringTest reports whether a recursive read lock at pos, in test
-// code, can never wait behind a writer: no goroutine the test starts
-// write-locks class (a test's own goroutine cannot write-lock it while it
-// holds the read lock without deadlocking by itself, a finding of its own).
+// code, can never wait behind a writer: nothing that may run at the same
+// time under a test write-locks class (the read lock's own goroutine
+// cannot write-lock it while it holds the read lock without deadlocking
+// by itself, a finding of its own).
 func (e *engine) noWriterDuringTest(fn *ssa.Function, class string, pos token.Pos) bool {
 	if class == "" || !e.inTest(pos) {
 		return false
 	}
-	for fn.Parent() != nil {
-		fn = fn.Parent()
-	}
-	for name := range e.startedByTest(e.funcName(fn)) {
-		f := e.funcNamed(name)
-		if f == nil {
-			continue
-		}
-		if info := e.infos[f]; info != nil && slices.ContainsFunc(info.takes, func(t take) bool { return t.Class == class && !t.Shared }) {
-			return false
+	for _, set := range e.besideInTests(e.funcName(fn)) {
+		for name := range set {
+			f := e.funcNamed(name)
+			if f == nil {
+				continue
+			}
+			if info := e.infos[f]; info != nil && slices.ContainsFunc(info.takes, func(t take) bool { return t.Class == class && !t.Shared }) {
+				return false
+			}
 		}
 	}
 	return true

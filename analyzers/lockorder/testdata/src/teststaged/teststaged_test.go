@@ -62,3 +62,13 @@ func TestDrainWhileBatchHeld(t *testing.T) {
 	q.mu.Unlock()
 	b.mu.Unlock()
 }
+
+// The test sets an expectation under the producer's lock, then drives
+// the delivery loop its constructor started: the loop blocks under that
+// lock only once the test has let it go. Silent.
+func TestExpectThenDrive(t *testing.T) {
+	p := NewProducer()
+	p.Expect()
+	p.In <- 1
+	<-p.Out
+}
