@@ -299,10 +299,11 @@ func (e *engine) writerOf(class string) string {
 func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		info := e.infos[r.Func]
-		if info == nil || mine[r] || r.Func == fn || e.calledInMainOnly(r) || e.testUnblocker(r) && !e.startedByTest(r.Func, fn) {
+		if info == nil || mine[r] || r.Func == fn || e.calledInMainOnly(r) {
 			continue
 		}
-		if hasOpposite(info.chans, ops) && !m.blocks(info.takes) || hasOppositeFree(info.chans, ops, m.class) {
+		if (hasOpposite(info.chans, ops) && !m.blocks(info.takes) || hasOppositeFree(info.chans, ops, m.class)) &&
+			(!e.testUnblocker(r) || e.startedByTest(r.Func, fn)) {
 			return nil
 		}
 	}
@@ -330,7 +331,7 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 		switch r.Kind {
 		case roots.KindEntry, roots.KindGo, roots.KindAsync, roots.KindInterface, roots.KindCallback, roots.KindSerialized:
 		case roots.KindUnknown:
-			if !e.programMain(r) && (!e.testUnblocker(r) || !e.startedByTest(r.Func, fn)) {
+			if !e.programMain(r) && !e.testUnblocker(r) {
 				continue
 			}
 		default:
@@ -340,7 +341,7 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 		if info == nil || mine[r] || r.Func == fn {
 			continue
 		}
-		if hasOpposite(info.chans, ops) && m.blocks(info.takes) {
+		if hasOpposite(info.chans, ops) && m.blocks(info.takes) && (!e.testUnblocker(r) || e.startedByTest(r.Func, fn)) {
 			return r
 		}
 	}

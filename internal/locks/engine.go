@@ -39,6 +39,7 @@ type engine struct {
 	tests      []*testRun
 	testStarts map[*ssa.Function]*testRun
 	asyncAt    map[token.Pos][]*ssa.Function // asyncStarts' index
+	testSteps  map[*ssa.Function]*testStep   // stepOf's cache
 	byName     map[string]*ssa.Function
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.

@@ -27,6 +27,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		classVars:      map[string]*types.Var{},
 		closureEntry:   map[*ssa.Function]*State{},
 		testStarts:     map[*ssa.Function]*testRun{},
+		testSteps:      map[*ssa.Function]*testStep{},
 		specials:       map[specKey]*funcInfo{},
 		specializing:   map[*ssa.Function]bool{},
 		tested:         map[*ssa.Function][]input{},

@@ -148,12 +148,12 @@ func (e *engine) testRunOf(fn *ssa.Function) *testRun {
 				return
 			}
 			seen[f] = true
-			set[e.funcName(f)] = true
-			starts := e.startsIn(f)
-			if e.inTest(f.Pos()) || f == fn {
-				nested = append(nested, starts...)
+			st := e.stepOf(f)
+			set[st.name] = true
+			if st.test || f == fn {
+				nested = append(nested, st.starts...)
 			}
-			for _, c := range e.inPlaceCallees(f, starts) {
+			for _, c := range st.callees {
 				visit(c)
 			}
 		}
@@ -173,6 +173,26 @@ func (e *engine) testRunOf(fn *ssa.Function) *testRun {
 	}
 	r.own = goroutine([]*ssa.Function{fn})
 	return r
+}
+
+// testStep is what testRunOf needs of one function, computed once: its
+// name, whether it is test code, the goroutines it starts and what it
+// runs in place.
+type testStep struct {
+	name    string
+	test    bool
+	starts  []start
+	callees []*ssa.Function
+}
+
+func (e *engine) stepOf(f *ssa.Function) *testStep {
+	if st, ok := e.testSteps[f]; ok {
+		return st
+	}
+	starts := e.startsIn(f)
+	st := &testStep{name: e.funcName(f), test: e.inTest(f.Pos()), starts: starts, callees: e.inPlaceCallees(f, starts)}
+	e.testSteps[f] = st
+	return st
 }
 
 // start is a goroutine start in a function: a go statement, or a call
