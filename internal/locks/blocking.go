@@ -262,7 +262,8 @@ func (e *engine) writeLocks(r *roots.Root, class string) bool {
 }
 
 // writerOf names a function of the package that write-locks class, ""
-// when none does.
+// when none does. A constructor's lock of the object it has not yet
+// shared (a fresh take) makes no reader wait.
 // Asked in the checking phase only, when the summaries are final: the
 // answer is kept per class.
 func (e *engine) writerOf(class string) string {
@@ -275,7 +276,7 @@ func (e *engine) writerOf(class string) string {
 	for _, fn := range e.p.Funcs {
 		if info := e.infos[fn]; info != nil {
 			for _, t := range info.takes {
-				if t.Class == class && !t.Shared && t.Via == nil {
+				if t.Class == class && !t.Shared && t.Via == nil && !t.fresh {
 					e.writers[class] = e.funcName(fn)
 					return e.writers[class]
 				}

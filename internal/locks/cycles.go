@@ -49,7 +49,7 @@ func (e *engine) reportCycles() {
 	var prod, tests []cycle
 	for _, c := range e.cycles() {
 		if c.test {
-			if e.concurrentWithTest(c) {
+			if e.concurrentWithTest(c) && !e.unwrittenInTest(c) {
 				tests = append(tests, c)
 			}
 		} else {
@@ -223,6 +223,14 @@ func later(x, y edge) bool {
 // other edges' order) in the message, the others as related information.
 func (e *engine) reportGroup(at edge, group []cycle, rule string) {
 	sort.SliceStable(group, func(i, j int) bool { return len(group[i].edges) < len(group[j].edges) })
+	// A cycle kept once per test (cycles) is still one cycle here.
+	seen := map[string]bool{}
+	group = slices.DeleteFunc(group, func(c cycle) bool {
+		k := c.classKey()
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	})
 	test := rule == "lock-order-test"
 	// Each cycle rotated to end with its edge of the group.
 	rotated := func(c cycle) []edge {

@@ -181,7 +181,9 @@
 //     consecutive edges meet on refinements that can be equal (unknown
 //     matches any), so c.in -> hs and hs -> c.out is no inversion;
 //     messages keep naming the class. Locks in anonymous struct fields are
-//     classes of their own, named by the field (Store.coalescedMu).
+//     classes of their own, named by the field (Store.coalescedMu); a
+//     local variable is a class of its own, reached from the closures
+//     that share it (localclass.go), unless it is declared in a loop.
 //   - Which object: paths, freshness and publication come from package
 //     objects. A lock of an object this function created and has not yet
 //     published (objects.Index.Private: no publication of that allocation

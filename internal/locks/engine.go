@@ -38,8 +38,7 @@ type engine struct {
 	// testRunOf; byName indexes functions by funcName (teststart.go).
 	tests      []*testRun
 	testStarts map[*ssa.Function]*testRun
-	asyncAt    map[token.Pos][]*ssa.Function // asyncStarts' index
-	testSteps  map[*ssa.Function]*testStep   // stepOf's cache
+	testSteps  map[*ssa.Function]*testStep // stepOf's cache
 	byName     map[string]*ssa.Function
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
@@ -58,6 +57,7 @@ type engine struct {
 	// deadlock depends on the test).
 	testEdges  map[testEdgeKey]edge
 	leaves     map[string]bool // privateLeaves, left out of the facts
+	locals     map[string]bool // classes of local variables (localclass.go)
 	findings   []diag.Finding
 	impls      map[implKey][]*ssa.Function
 	convs      []conversion    // MakeInterface of named types (scanConversions)

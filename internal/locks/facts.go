@@ -148,13 +148,18 @@ func (e *engine) exportFacts() {
 // LockSummary facts every importer decodes.
 func (e *engine) privateLeaves() map[string]bool {
 	leaves := map[string]bool{}
+	for class := range e.locals {
+		leaves[class] = true // no other package can name a local (localclass.go)
+	}
 	for class, v := range e.classVars {
 		if v.Pkg() == e.p.Pass.Pkg && !v.Exported() {
 			leaves[class] = true
 		}
 	}
 	for _, x := range e.edges {
-		delete(leaves, x.From)
+		if !e.locals[x.From] {
+			delete(leaves, x.From)
+		}
 	}
 	e.dispatchedClasses(leaves)
 	for _, info := range e.infos {

@@ -16,7 +16,7 @@ import (
 //   - an unlock of a lock already unlocked here is no error when a
 //     goroutine this code starts takes that lock in between.
 //
-// Lock classes match by field (or, for local variables, by name).
+// Lock classes match by field, or by local variable (localclass.go).
 
 // family is fn and the closures nested in it, from the outermost function.
 func family(fn *ssa.Function) []*ssa.Function {
@@ -53,7 +53,7 @@ func (w *walker) starterUnlocks(h Hold) bool {
 				if op != lockop.Unlock && op != lockop.RUnlock {
 					continue
 				}
-				if sameClass(h, lockClassOf(lv), sourceName(lv)) {
+				if sameClass(h, w.e.lockClassOf(f, lv), sourceName(lv)) {
 					return true
 				}
 			}
@@ -94,14 +94,16 @@ func sameClass(h Hold, class, name string) bool {
 	return class == "" && name == h.Name
 }
 
-func lockClassOf(lv ssa.Value) string {
+// lockClassOf is the class holdOf gives the lock lv of fn.
+func (e *engine) lockClassOf(fn *ssa.Function, lv ssa.Value) string {
 	if v := lockop.ClassOf(lv); v != nil {
 		return lockop.ClassKey(v)
 	}
 	if c := lockop.ElementOf(lv); c != nil {
 		return lockop.ElemKey(c)
 	}
-	return ""
+	class, _ := e.localClass(fn, lv)
+	return class
 }
 
 // releasesClassVia reports whether instr calls, or makes a method value

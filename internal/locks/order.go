@@ -57,6 +57,16 @@ func (e *engine) calleesOf(fn *ssa.Function) []*ssa.Function {
 // when withGo is false.
 func (e *engine) callees(fn *ssa.Function, withGo bool) []*ssa.Function {
 	var out []*ssa.Function
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			out = e.appendCallees(out, fn, instr, withGo)
+		}
+	}
+	return out
+}
+
+// appendCallees appends the package functions instr (of fn) may call.
+func (e *engine) appendCallees(out []*ssa.Function, fn *ssa.Function, instr ssa.Instruction, withGo bool) []*ssa.Function {
 	add := func(f *ssa.Function) {
 		if f == nil {
 			return
@@ -69,38 +79,34 @@ func (e *engine) callees(fn *ssa.Function, withGo bool) []*ssa.Function {
 			out = append(out, f)
 		}
 	}
-	for _, b := range fn.Blocks {
-		for _, instr := range b.Instrs {
-			switch in := instr.(type) {
-			case *ssa.MakeClosure:
-				add(in.Fn.(*ssa.Function))
-			case ssa.CallInstruction:
-				if _, ok := in.(*ssa.Go); ok && !withGo {
-					continue
-				}
-				c := in.Common()
-				if c.IsInvoke() {
-					add(e.devirtualize(c))
-					for _, m := range e.implementations(c) {
-						add(m)
-					}
-					continue
-				}
-				if callee := c.StaticCallee(); callee != nil {
-					add(callee)
-					for _, t := range e.formatted(c, []target{{fn: callee, exact: true}})[1:] {
-						add(t.fn)
-					}
-				} else if !isParamValue(c.Value) {
-					for _, f := range e.funcsOf(fn, c.Value) {
-						add(f)
-					}
-				}
-				for _, a := range c.Args {
-					if f, ok := a.(*ssa.Function); ok {
-						add(f) // a function passed to be called (paramCall)
-					}
-				}
+	switch in := instr.(type) {
+	case *ssa.MakeClosure:
+		add(in.Fn.(*ssa.Function))
+	case ssa.CallInstruction:
+		if _, ok := in.(*ssa.Go); ok && !withGo {
+			return out
+		}
+		c := in.Common()
+		if c.IsInvoke() {
+			add(e.devirtualize(c))
+			for _, m := range e.implementations(c) {
+				add(m)
+			}
+			return out
+		}
+		if callee := c.StaticCallee(); callee != nil {
+			add(callee)
+			for _, t := range e.formatted(c, []target{{fn: callee, exact: true}})[1:] {
+				add(t.fn)
+			}
+		} else if !isParamValue(c.Value) {
+			for _, f := range e.funcsOf(fn, c.Value) {
+				add(f)
+			}
+		}
+		for _, a := range c.Args {
+			if f, ok := a.(*ssa.Function); ok {
+				add(f) // a function passed to be called (paramCall)
 			}
 		}
 	}

@@ -28,6 +28,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		closureEntry:   map[*ssa.Function]*State{},
 		testStarts:     map[*ssa.Function]*testRun{},
 		testSteps:      map[*ssa.Function]*testStep{},
+		locals:         map[string]bool{},
 		specials:       map[specKey]*funcInfo{},
 		specializing:   map[*ssa.Function]bool{},
 		tested:         map[*ssa.Function][]input{},

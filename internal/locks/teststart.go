@@ -26,28 +26,33 @@ import (
 // which the analysis does not see.
 
 // testRun is what runs under one test function: on its goroutine (own),
-// and on each goroutine the test code it runs starts (one set per go
-// statement; repeats marks a go statement in a loop, which starts
-// goroutines that run beside each other).
+// and on each goroutine the test code it runs starts (one set per start;
+// repeats marks a start in a loop, which starts goroutines that run
+// beside each other). ownBeside[i] is the part of own that can run while
+// goroutine i does: for a goroutine the test function starts itself,
+// what it runs after the start (deferred calls included), not the setup
+// before it; nil where that is not known (all of own).
 type testRun struct {
-	own     map[string]bool
-	started []map[string]bool
-	repeats []bool
+	own       map[string]bool
+	started   []map[string]bool
+	repeats   []bool
+	ownBeside []map[string]bool
 }
 
 // beside returns the sets of functions that may run at the same time as
 // fn under this test, and whether the test runs fn at all.
 func (r *testRun) beside(fn string) (sets []map[string]bool, reached bool) {
-	if r.own[fn] {
-		reached = true
-		sets = append(sets, r.started...)
-	}
+	reached = r.own[fn]
 	for i, s := range r.started {
+		mine := r.ownBesideOf(i)
+		if mine[fn] {
+			sets = append(sets, s)
+		}
 		if !s[fn] {
 			continue
 		}
 		reached = true
-		sets = append(sets, r.own)
+		sets = append(sets, mine)
 		for j, other := range r.started {
 			if j != i || r.repeats[i] {
 				sets = append(sets, other)
@@ -55,6 +60,13 @@ func (r *testRun) beside(fn string) (sets []map[string]bool, reached bool) {
 		}
 	}
 	return sets, reached
+}
+
+func (r *testRun) ownBesideOf(i int) map[string]bool {
+	if r.ownBeside[i] != nil {
+		return r.ownBeside[i]
+	}
+	return r.own
 }
 
 // besideInTests returns the sets of functions that may run at the same
@@ -99,6 +111,47 @@ func (e *engine) concurrentWithTest(c cycle) bool {
 				continue
 			}
 			if !local(y) || y.handed != "" || slices.ContainsFunc(beside, func(s map[string]bool) bool { return s[y.Fn] }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unwrittenInTest reports whether the test cycle c meets at a lock
+// read-locked on both sides (readJoints) that nothing able to run at the
+// same time as its test edges write-locks: the readers then never wait.
+// A write lock of an object not yet shared (a constructor's, before the
+// test starts its goroutines) does not count. Only for a lock no other
+// package can take (ownUnexported): others' writers are not seen here.
+func (e *engine) unwrittenInTest(c cycle) bool {
+	for _, j := range e.readJoints(c.edges) {
+		if !e.ownUnexported(j.To) {
+			continue
+		}
+		written := false
+		for _, x := range c.edges {
+			if x.test && e.writesBeside(x.Fn, j.To) {
+				written = true
+			}
+		}
+		if !written {
+			return true
+		}
+	}
+	return false
+}
+
+// writesBeside reports whether something that can run at the same time as
+// fn under a test write-locks class (a fresh object's lock aside).
+func (e *engine) writesBeside(fn, class string) bool {
+	for _, set := range e.besideInTests(fn) {
+		for name := range set {
+			f := e.funcNamed(name)
+			if f == nil || e.infos[f] == nil {
+				continue
+			}
+			if slices.ContainsFunc(e.infos[f].takes, func(t take) bool { return t.Class == class && !t.Shared && !t.fresh }) {
 				return true
 			}
 		}
@@ -166,13 +219,66 @@ func (e *engine) testRunOf(fn *ssa.Function) *testRun {
 			}
 			startSeen[st.instr] = true
 			s := goroutine(st.targets)
+			var mine map[string]bool
+			if st.instr.Parent() == fn {
+				mine = e.runsAfter(fn, st.instr)
+			}
 			r.started = append(r.started, s)
 			r.repeats = append(r.repeats, objects.OnCycle(st.instr.Block()))
+			r.ownBeside = append(r.ownBeside, mine)
 		}
 		return set
 	}
 	r.own = goroutine([]*ssa.Function{fn})
 	return r
+}
+
+// runsAfter returns what fn runs on its own goroutine after the
+// goroutine start at: fn itself, and the functions the calls that can
+// follow the start (and fn's deferred calls) run in place.
+func (e *engine) runsAfter(fn *ssa.Function, at ssa.Instruction) map[string]bool {
+	out := map[string]bool{e.funcName(fn): true}
+	var reach func(f *ssa.Function)
+	reach = func(f *ssa.Function) {
+		st := e.stepOf(f)
+		if out[st.name] {
+			return
+		}
+		out[st.name] = true
+		for _, c := range st.callees {
+			reach(c)
+		}
+	}
+	inPlace := e.stepOf(fn).callees
+	visit := func(instr ssa.Instruction) {
+		for _, c := range e.appendCallees(nil, fn, instr, false) {
+			if slices.Contains(inPlace, c) {
+				reach(c)
+			}
+		}
+	}
+	b := at.Block()
+	after := false
+	for _, instr := range b.Instrs {
+		if after {
+			visit(instr)
+		}
+		after = after || instr == at
+	}
+	for _, blk := range fn.Blocks {
+		if objects.BlockReaches(b.Succs, blk, nil) {
+			for _, instr := range blk.Instrs {
+				visit(instr)
+			}
+			continue
+		}
+		for _, instr := range blk.Instrs {
+			if _, ok := instr.(*ssa.Defer); ok {
+				visit(instr) // runs at the return, after the start
+			}
+		}
+	}
+	return out
 }
 
 // testStep is what testRunOf needs of one function, computed once: its
@@ -197,7 +303,8 @@ func (e *engine) stepOf(f *ssa.Function) *testStep {
 
 // start is a goroutine start in a function: a go statement, or a call
 // of an asynchronous API (errgroup.Go, WaitGroup.Go, time.AfterFunc,
-// //confined:spawns functions: the roots package's KindAsync roots).
+// //confined:spawns functions: roots.Contexts.AsyncArgs), with the
+// functions it may start.
 type start struct {
 	instr   ssa.CallInstruction
 	targets []*ssa.Function
@@ -212,27 +319,17 @@ func (e *engine) startsIn(f *ssa.Function) []start {
 			case *ssa.Go:
 				out = append(out, start{in, e.goTargets(f, in)})
 			case ssa.CallInstruction:
-				if ts := e.asyncStarts()[in.Pos()]; len(ts) > 0 && in.Pos().IsValid() {
-					out = append(out, start{in, ts})
+				var targets []*ssa.Function
+				for _, v := range e.ctx.AsyncArgs(in) {
+					targets = append(targets, e.funcsOf(f, v)...)
+				}
+				if len(targets) > 0 {
+					out = append(out, start{in, targets})
 				}
 			}
 		}
 	}
 	return out
-}
-
-// asyncStarts indexes the functions asynchronous APIs start by the
-// position of the call that starts them.
-func (e *engine) asyncStarts() map[token.Pos][]*ssa.Function {
-	if e.asyncAt == nil {
-		e.asyncAt = map[token.Pos][]*ssa.Function{}
-		for _, r := range e.ctx.Roots {
-			if r.Kind == roots.KindAsync && r.Func != nil {
-				e.asyncAt[r.Pos] = append(e.asyncAt[r.Pos], r.Func)
-			}
-		}
-	}
-	return e.asyncAt
 }
 
 // inPlaceCallees is callees without goroutine starts: neither the
@@ -302,16 +399,5 @@ func (e *engine) noWriterDuringTest(fn *ssa.Function, class string, pos token.Po
 	if class == "" || !e.inTest(pos) {
 		return false
 	}
-	for _, set := range e.besideInTests(e.funcName(fn)) {
-		for name := range set {
-			f := e.funcNamed(name)
-			if f == nil {
-				continue
-			}
-			if info := e.infos[f]; info != nil && slices.ContainsFunc(info.takes, func(t take) bool { return t.Class == class && !t.Shared }) {
-				return false
-			}
-		}
-	}
-	return true
+	return !e.writesBeside(e.funcName(fn), class)
 }

@@ -358,6 +358,8 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 		if holder := lockop.ElementHolder(lv); holder != nil {
 			h.Sub = w.e.objs.Via(holder)
 		}
+	} else if class, name := w.e.localClass(w.fn, lv); class != "" {
+		h.Class, h.Name = class, name
 	} else {
 		h.Name = sourceName(lv)
 	}

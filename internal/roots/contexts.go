@@ -136,6 +136,9 @@ type Contexts struct {
 	rootOf map[*ssa.Function]*Root
 	// escapes marks functions whose address escapes.
 	escapes map[*ssa.Function]bool
+	// asyncArgs lists, per call of an asynchronous API, the function
+	// values it runs on another goroutine (AsyncArgs).
+	asyncArgs map[ssa.CallInstruction][]ssa.Value
 	// Objects answers which object a value is and when a fresh object is
 	// published, for every engine (see package objects).
 	Objects *objects.Index
@@ -156,6 +159,12 @@ func (c *Contexts) RootOf(fn *ssa.Function) *Root { return c.rootOf[fn] }
 // Escapes reports whether fn's address escapes (stored, converted to an
 // interface, returned or passed to an asynchronous API).
 func (c *Contexts) Escapes(fn *ssa.Function) bool { return c.escapes[fn] }
+
+// AsyncArgs returns the arguments of call that it runs on another
+// goroutine: the function values given to an asynchronous API
+// (time.AfterFunc, errgroup.Go, a //confined:spawns parameter...),
+// whatever they are (a function, a closure, a value read from a field).
+func (c *Contexts) AsyncArgs(call ssa.CallInstruction) []ssa.Value { return c.asyncArgs[call] }
 
 // startsGoroutine reports whether fn runs on a goroutine of its own that
 // owns no role: a go target or an asynchronous API's argument (handing a
@@ -179,10 +188,11 @@ func (r Reach) Names(from *types.Package) []string {
 // to every function they reach.
 func Compute(p *program.Package, table *Table) *Contexts {
 	b := &builder{p: p, table: table, c: &Contexts{
-		reach:   map[*ssa.Function][]Reach{},
-		calls:   map[*ssa.Function][]Edge{},
-		rootOf:  map[*ssa.Function]*Root{},
-		escapes: map[*ssa.Function]bool{},
+		reach:     map[*ssa.Function][]Reach{},
+		calls:     map[*ssa.Function][]Edge{},
+		rootOf:    map[*ssa.Function]*Root{},
+		escapes:   map[*ssa.Function]bool{},
+		asyncArgs: map[ssa.CallInstruction][]ssa.Value{},
 	}}
 	b.c.Objects = objects.New(p.Funcs, b.c.startsGoroutine)
 	b.c.Objects.SetImported(p.ImportedParamFlows)

@@ -75,14 +75,22 @@ func (b *builder) scanCall(fn *ssa.Function, in ssa.CallInstruction) {
 	looked := false
 	for i, arg := range args {
 		target := b.funcValue(arg)
-		if target == nil {
+		if _, isFunc := arg.Type().Underlying().(*types.Signature); target == nil && !isFunc {
 			continue
 		}
 		if !looked { // most calls pass no function: name the callee only when one does
 			apiName, spawns = b.calleeInfo(call, callee)
 			looked = true
 		}
-		if api, ok := b.asyncAPI(apiName, i); ok && apiName != "" {
+		api, async := b.asyncAPI(apiName, i)
+		async = async && apiName != ""
+		if async || spawns != nil && spawns(i) {
+			b.c.asyncArgs[in] = append(b.c.asyncArgs[in], arg)
+		}
+		if target == nil {
+			continue // a func value read from elsewhere: AsyncArgs has it
+		}
+		if async {
 			b.c.escapes[target] = true
 			b.addForeignRoot(&Root{Kind: KindAsync, Func: target, Pos: in.Pos(), Via: api.Display})
 			continue
