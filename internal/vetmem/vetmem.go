@@ -29,6 +29,7 @@ import (
 // read ctrlflow's result, only ctrlflow the inspector, and no analyzer the
 // records cut (cmd/confinelint tests all three).
 func Lean() {
+	keepHeapFloor()
 	dropInspector()
 	keepNoReturnOnly()
 	buildssa.Analyzer.Run = buildSSA
