@@ -342,7 +342,7 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 		if info == nil || mine[r] || r.Func == fn {
 			continue
 		}
-		if hasOpposite(info.chans, ops) && m.blocks(info.takes) && (!e.testUnblocker(r) || e.startedByTest(r.Func, fn)) {
+		if hasOpposite(info.chans, ops) && m.blocks(info.takes) && (!e.testUnblocker(r) || e.takesAfterStart(r.Func, fn, m)) {
 			return r
 		}
 	}

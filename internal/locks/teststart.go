@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/token"
+	"maps"
 	"slices"
 
 	"golang.org/x/tools/go/ssa"
@@ -37,6 +38,12 @@ type testRun struct {
 	started   []map[string]bool
 	repeats   []bool
 	ownBeside []map[string]bool
+	// afterAt[i]: for a goroutine started on the test's goroutine, per
+	// function on the way to the start (the test function, the helpers
+	// it calls), the positions of its instructions that can run after
+	// the start: its takes there are the ones that can wait for the
+	// goroutine's locks.
+	afterAt []map[string]map[token.Pos]bool
 }
 
 // beside returns the sets of functions that may run at the same time as
@@ -219,13 +226,11 @@ func (e *engine) testRunOf(fn *ssa.Function) *testRun {
 			}
 			startSeen[st.instr] = true
 			s := goroutine(st.targets)
-			var mine map[string]bool
-			if st.instr.Parent() == fn {
-				mine = e.runsAfter(fn, st.instr)
-			}
+			mine, at := e.ownAfter(fn, st.instr)
 			r.started = append(r.started, s)
 			r.repeats = append(r.repeats, objects.OnCycle(st.instr.Block()))
 			r.ownBeside = append(r.ownBeside, mine)
+			r.afterAt = append(r.afterAt, at)
 		}
 		return set
 	}
@@ -233,11 +238,76 @@ func (e *engine) testRunOf(fn *ssa.Function) *testRun {
 	return r
 }
 
+// ownAfter returns what the test function fn runs on its goroutine after
+// the goroutine start at, made in fn or in a function fn calls in place
+// (a helper that starts the goroutine): what follows at in its function,
+// and what follows each call on the way from fn; and, for each function
+// on that way, the positions of its instructions among them. nil, nil
+// when at is not on fn's goroutine (a goroutine a started one starts).
+func (e *engine) ownAfter(fn *ssa.Function, at ssa.Instruction) (map[string]bool, map[string]map[token.Pos]bool) {
+	chain, ok := e.callsTo(fn, at.Parent())
+	if !ok {
+		return nil, nil
+	}
+	mine := map[string]bool{}
+	pos := map[string]map[token.Pos]bool{}
+	for _, after := range append([]ssa.Instruction{at}, chain...) {
+		more, morePos := e.runsAfter(after.Parent(), after)
+		maps.Copy(mine, more)
+		name := e.funcName(after.Parent())
+		if pos[name] == nil {
+			pos[name] = morePos
+		} else {
+			maps.Copy(pos[name], morePos)
+		}
+	}
+	return mine, pos
+}
+
+// callsTo returns the calls (first found, breadth first) by which fn
+// reaches f in place, ok false when it does not.
+func (e *engine) callsTo(fn, f *ssa.Function) ([]ssa.Instruction, bool) {
+	type step struct {
+		from *ssa.Function
+		call ssa.Instruction
+	}
+	prev := map[*ssa.Function]step{fn: {}}
+	queue := []*ssa.Function{fn}
+	for len(queue) > 0 && f != fn {
+		g := queue[0]
+		queue = queue[1:]
+		inPlace := e.stepOf(g).callees
+		for _, b := range g.Blocks {
+			for _, instr := range b.Instrs {
+				for _, c := range e.appendCallees(nil, g, instr, false) {
+					if _, seen := prev[c]; !seen && slices.Contains(inPlace, c) {
+						prev[c] = step{g, instr}
+						queue = append(queue, c)
+					}
+				}
+			}
+		}
+		if _, found := prev[f]; found {
+			break
+		}
+	}
+	if _, found := prev[f]; !found {
+		return nil, false
+	}
+	var chain []ssa.Instruction
+	for g := f; g != fn; g = prev[g].from {
+		chain = append(chain, prev[g].call)
+	}
+	return chain, true
+}
+
 // runsAfter returns what fn runs on its own goroutine after the
 // goroutine start at: fn itself, and the functions the calls that can
-// follow the start (and fn's deferred calls) run in place.
-func (e *engine) runsAfter(fn *ssa.Function, at ssa.Instruction) map[string]bool {
+// follow the start (and fn's deferred calls) run in place; and the
+// positions of those instructions of fn.
+func (e *engine) runsAfter(fn *ssa.Function, at ssa.Instruction) (map[string]bool, map[token.Pos]bool) {
 	out := map[string]bool{e.funcName(fn): true}
+	pos := map[token.Pos]bool{}
 	var reach func(f *ssa.Function)
 	reach = func(f *ssa.Function) {
 		st := e.stepOf(f)
@@ -251,6 +321,7 @@ func (e *engine) runsAfter(fn *ssa.Function, at ssa.Instruction) map[string]bool
 	}
 	inPlace := e.stepOf(fn).callees
 	visit := func(instr ssa.Instruction) {
+		pos[instr.Pos()] = true
 		for _, c := range e.appendCallees(nil, fn, instr, false) {
 			if slices.Contains(inPlace, c) {
 				reach(c)
@@ -278,7 +349,35 @@ func (e *engine) runsAfter(fn *ssa.Function, at ssa.Instruction) map[string]bool
 			}
 		}
 	}
-	return out
+	return out, pos
+}
+
+// takesAfterStart reports whether the test function test, once it has
+// started the goroutine fn runs on, takes a lock m blocks on: what it
+// took before the start was let go before fn could hold anything.
+func (e *engine) takesAfterStart(test, fn *ssa.Function, m takeMode) bool {
+	run := e.testRunOf(test)
+	name := e.funcName(fn)
+	for i, s := range run.started {
+		if !s[name] {
+			continue
+		}
+		for f := range run.ownBesideOf(i) {
+			g := e.funcNamed(f)
+			info := e.infos[g]
+			if g == nil || info == nil {
+				continue
+			}
+			takes := info.takes
+			if after := run.afterAt[i][f]; after != nil {
+				takes = slices.DeleteFunc(slices.Clone(takes), func(t take) bool { return !after[t.Pos] })
+			}
+			if m.blocks(takes) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // testStep is what testRunOf needs of one function, computed once: its

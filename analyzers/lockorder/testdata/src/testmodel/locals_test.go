@@ -190,3 +190,45 @@ func TestReadersBesideWriter(t *testing.T) {
 	}()
 	wg.Wait()
 }
+
+// A helper of the test sets the database up under its lock, then starts a
+// compaction whose hook sends, under that lock, to the helper, which
+// receives without taking it: the setup's take came before the start and
+// cannot wait for the compaction. Silent.
+
+type database struct {
+	mu   sync.Mutex
+	hook func()
+	rows int
+}
+
+func (d *database) load() {
+	d.mu.Lock()
+	d.rows = 0
+	d.mu.Unlock()
+}
+
+func (d *database) compact() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.hook != nil {
+		d.hook()
+	}
+	d.rows++
+}
+
+func compactDuringQuery(t *testing.T) {
+	d := &database{}
+	d.load()
+	started := make(chan struct{})
+	d.hook = func() { started <- struct{}{} }
+	done := make(chan struct{})
+	go func() {
+		d.compact()
+		close(done)
+	}()
+	<-started
+	<-done
+}
+
+func TestCompactDuringQuery(t *testing.T) { compactDuringQuery(t) }
