@@ -136,13 +136,7 @@ func (e *engine) unwrittenInTest(c cycle) bool {
 		if !e.ownUnexported(j.To) {
 			continue
 		}
-		written := false
-		for _, x := range c.edges {
-			if x.test && e.writesBeside(x.Fn, j.To) {
-				written = true
-			}
-		}
-		if !written {
+		if !slices.ContainsFunc(c.edges, func(x edge) bool { return x.test && e.writesBeside(x.Fn, j.To) }) {
 			return true
 		}
 	}
@@ -336,8 +330,9 @@ func (e *engine) runsAfter(fn *ssa.Function, at ssa.Instruction) (map[string]boo
 		}
 		after = after || instr == at
 	}
+	later := objects.BlocksFrom(b.Succs, nil)
 	for _, blk := range fn.Blocks {
-		if objects.BlockReaches(b.Succs, blk, nil) {
+		if later[blk] {
 			for _, instr := range blk.Instrs {
 				visit(instr)
 			}

@@ -156,6 +156,22 @@ func reachesAgain(st, at ssa.Instruction) bool {
 // BlockReaches reports whether a search from the blocks from reaches
 // block to without entering a block blocked says no to (nil: none).
 func BlockReaches(from []*ssa.BasicBlock, to *ssa.BasicBlock, blocked func(*ssa.BasicBlock) bool) bool {
+	_, found := searchBlocks(from, blocked, func(b *ssa.BasicBlock) bool { return b == to })
+	return found
+}
+
+// BlocksFrom returns the blocks a search from the blocks from reaches
+// (from included) without entering a block blocked says no to (nil:
+// none).
+func BlocksFrom(from []*ssa.BasicBlock, blocked func(*ssa.BasicBlock) bool) map[*ssa.BasicBlock]bool {
+	seen, _ := searchBlocks(from, blocked, func(*ssa.BasicBlock) bool { return false })
+	return seen
+}
+
+// searchBlocks walks the blocks reachable from from, depth first, until
+// stop says so of one: it returns the blocks walked and whether it
+// stopped.
+func searchBlocks(from []*ssa.BasicBlock, blocked, stop func(*ssa.BasicBlock) bool) (map[*ssa.BasicBlock]bool, bool) {
 	seen := map[*ssa.BasicBlock]bool{}
 	stack := append([]*ssa.BasicBlock(nil), from...)
 	for len(stack) > 0 {
@@ -164,13 +180,13 @@ func BlockReaches(from []*ssa.BasicBlock, to *ssa.BasicBlock, blocked func(*ssa.
 		if seen[b] || blocked != nil && blocked(b) {
 			continue
 		}
-		if b == to {
-			return true
+		if stop(b) {
+			return seen, true
 		}
 		seen[b] = true
 		stack = append(stack, b.Succs...)
 	}
-	return false
+	return seen, false
 }
 
 // objectStores lists the stores into field of obj and into obj as a
