@@ -315,7 +315,7 @@ func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool,
 // main, or one declared in a _test.go file, that nothing hands out as a
 // value: not a goroutine of its own. Neither can be imported; only the
 // package (and its tests) calls them. Test functions are goroutines of
-// their own (testMain).
+// their own (testUnblocker).
 func (e *engine) calledInMainOnly(r *roots.Root) bool {
 	if r.Kind != roots.KindUnknown || e.p.Pass.Pkg.Name() != "main" && !e.inTest(r.Func.Pos()) || r.Func.Parent() != nil || e.ctx.Escapes(r.Func) {
 		return false
@@ -350,11 +350,13 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 }
 
 // testUnblocker reports whether r is a test function: a goroutine of its
-// own, like func main, for the goroutines its test code starts
-// (startedByTest). A goroutine production code starts on the way (a
-// mock's delivery loop, an informer's mutation detector) runs when the
-// test's setup says: the test's own takes of the lock were made before
-// it let that goroutine block (sarama's and client-go's mocks).
+// own, like func main, but only for the goroutines its test code starts
+// (startedByTest), and only with the takes it makes after the start
+// (takesAfterStart). A goroutine production code starts on the way (a
+// mock's delivery loop, an informer's mutation detector) blocks when the
+// test's setup lets it, and a take in the setup was let go before any
+// goroutine it starts could hold the lock (sarama's and client-go's
+// mocks, prometheus' truncation tests).
 func (e *engine) testUnblocker(r *roots.Root) bool {
 	return r.Kind == roots.KindUnknown && roots.TestFunc(e.p.Pass.Fset, r.Func)
 }
