@@ -181,6 +181,9 @@ func (e *engine) inTest(pos token.Pos) bool {
 func (e *engine) edgesFact() *facts.LockEdges {
 	f := &facts.LockEdges{}
 	for _, x := range e.edges {
+		if e.locals[x.From] || e.locals[x.To] {
+			continue // no importer can take a local (localclass.go)
+		}
 		wit := "in " + e.p.Pass.Pkg.Name() + "." + strings.TrimPrefix(x.Witness, "in ")
 		if x.handed != "" {
 			wit = x.Witness // already names the other package's function

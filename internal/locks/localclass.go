@@ -18,8 +18,8 @@ import (
 // Not a variable declared in a loop: each iteration makes another lock,
 // and what one iteration took (chanOp.Before) says nothing of the next
 // one's (sync's TestCondSignalStealing, a mutex per iteration).
-// A class never leaves the package (privateLeaves drops it from the
-// facts): nothing outside can name the variable.
+// A class never leaves the package (privateLeaves drops its takes from
+// the facts, edgesFact its edges): nothing outside can name the variable.
 
 // localClass returns the class and the name of the lock lv when it is a
 // variable (or allocation) of a function of this package, "" otherwise.

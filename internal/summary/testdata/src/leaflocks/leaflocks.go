@@ -49,3 +49,19 @@ func (u *U) Use() { // want Use:"locks\\(takes=leaflocks.U.mu\\)" Use:"flows\\(s
 	u.mu.Lock()
 	u.mu.Unlock()
 }
+
+// Locals orders two local mutexes in a goroutine it starts: nothing
+// outside the package can name them, so neither their takes nor their
+// edge go into a fact.
+func Locals() {
+	var a, b sync.Mutex
+	done := make(chan bool)
+	go func() {
+		a.Lock()
+		b.Lock()
+		b.Unlock()
+		a.Unlock()
+		done <- true
+	}()
+	<-done
+}
