@@ -84,7 +84,7 @@ var lockorderChecks = []Check{
 	{
 		Category: "double-lock", Analyzer: "lockorder", Level: Error,
 		Title: "Lock taken twice on one path",
-		Text:  "A lock of the same class acquired while already held deadlocks (sync.Mutex is not reentrant). RLock while holding RLock of the same RWMutex is reported too: it deadlocks as soon as a writer waits between the two.",
+		Text:  "A lock of the same class acquired while already held deadlocks (sync.Mutex is not reentrant). RLock while holding RLock of the same RWMutex is reported too: it deadlocks as soon as a writer waits between the two. Through calls, the callee must take the lock on every path to its return; or, when the function that takes it does so on every path and the calls down to it are static, the finding says it happens on the paths that call that function (a branch that calls an always-locking method under the lock deadlocks whenever it runs). A function that locks only on some of its own paths, one reached through an interface or a func value, or a call after the holder wrote the object's state is not reported.",
 		Fix:   "Split the function into a locking wrapper and a *Locked variant annotated //confined:requires MU, and call the variant while holding the lock.",
 	},
 	{
@@ -102,7 +102,7 @@ var lockorderChecks = []Check{
 	{
 		Category: "lock-leak", Analyzer: "lockorder", Level: Error,
 		Title: "Return (or next loop iteration) with a lock held",
-		Text:  "A return path leaves a lock held that other paths release and that the function does not declare with //confined:acquires, or a loop iteration can end with the lock held so the next Lock deadlocks, or a function returning a handle whose methods alone release the lock fails without a handle while holding it.",
+		Text:  "A return path leaves a lock held that other paths release and that the function does not declare with //confined:acquires, or a loop iteration can end with the lock held so the next Lock deadlocks, or a function returning a handle whose methods alone release the lock fails without a handle while holding it. A return between a lock and the unlock the function defers after it counts as such a path (`mu.Lock(); if err != nil { return err }; defer mu.Unlock()`).",
 		Fix:   "Unlock on every path (defer), or declare //confined:acquires MU if returning with the lock held is the function's contract; unlock before a failure return that gives no handle.",
 	},
 	{

@@ -123,6 +123,25 @@ func heldText(isHeld bool, h Hold) string {
 	return ", but it is not held here"
 }
 
+// deferredLeak reports whether a lock held at a return, which no return
+// path released, still shows that the function means to release it: it
+// defers its unlock on some path (`if id != "" { p.mu.Lock(); if err :=
+// f(); err != nil { return err }; defer p.mu.Unlock() }`, whose early
+// return comes before the defer). Not when the lock was also taken a
+// second time (a double lock, reported as that) or is the caller's lock,
+// let go and taken back (`c.mu.RUnlock(); defer c.mu.RLock()`).
+func (w *walker) deferredLeak(path string) bool {
+	if w.doubled[path] || !w.deferredUnlock(path) {
+		return false
+	}
+	for _, r := range w.info.releases {
+		if r.Path == path {
+			return false
+		}
+	}
+	return true
+}
+
 // finishReturns checks every return path of the function against its
 // declared and inferred effects and records the summary's acquires.
 //
@@ -171,7 +190,7 @@ func (w *walker) finishReturns() {
 		for _, h := range r.state.holds {
 			_, atEntry := w.entry.find(h.Path)
 			_, declared := mustHold[h.Path]
-			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && released[h.Path] && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && !w.successReturn(r) {
+			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && (released[h.Path] || w.deferredLeak(h.Path)) && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && !w.successReturn(r) {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
 					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})

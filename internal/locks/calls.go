@@ -442,7 +442,10 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	for _, tk := range sum.takes {
 		tk.test = tk.test || viaTest
 		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact, several: tk.several || t.several}
-		if next.cond > maxCond || tk.Via.len()+1 > next.viaBound() {
+		// Beyond the bounds a take goes no further up, but a certain
+		// leaf within them is still checked against what is held here.
+		over := next.cond > maxCond || tk.Via.len()+1 > next.viaBound()
+		if over && !(tk.leafSure && tk.cond <= maxCond && tk.Via.len() < maxVia) {
 			continue
 		}
 		via := tk.Via.push(name)
@@ -469,6 +472,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
 			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.branch+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
+			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && relockSomePaths(tk, t) && !w.writesShared(old.Pos, pos) {
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+", on the paths that call "+via.last()+")")
 			} else if c, same := w.sameCondition(old, tk, t); held && w.report && same && !inline && !old.Opaque {
 				old.Maybe = false
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there as here only where "+condText(c)+",")
@@ -476,16 +481,61 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
 			}
 		}
+		if over {
+			continue
+		}
 		if w.report {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h)}
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose}
 		if c, ok := w.whenInCaller(t, tk.when); ok && stepBranch == 0 && t.exact {
 			nt.when = &c
 		}
 		w.info.addTake(nt)
 		w.noteSite(nt)
 	}
+}
+
+// relockSomePaths reports whether callee t's take tk of a lock the caller
+// holds is a double lock although it is conditional: the function that
+// takes the lock takes it on every path, and only the choice to call it,
+// in static calls down from here, depends on a branch. A function that
+// locks on some paths tests its own state (a cache miss, a closed flag,
+// an alreadyLocked parameter); a caller that calls an always-locking
+// function on some branch (a bucket split calling the exported
+// NPeersForCpl, a stale entry calling the exported Status) deadlocks
+// whenever that branch runs. Interface and func-value candidates stay
+// edges only: which one runs is not known.
+func relockSomePaths(tk take, t *target) bool {
+	return tk.leafSure && t.exact && !tk.loose && tk.cond <= maxCond
+}
+
+// writesShared reports whether the walked function stores to a field of
+// an object it did not create, or to a package variable, between from and
+// to (source positions; from outside the function counts from its
+// start): with the lock held it may be setting the very state that rules
+// out the callee's branch (`r.dirty = false; r.refreshIfDirty()`).
+func (w *walker) writesShared(from, to token.Pos) bool {
+	if from < w.fn.Pos() || from > to {
+		from = w.fn.Pos()
+	}
+	for _, b := range w.fn.Blocks {
+		for _, instr := range b.Instrs {
+			st, ok := instr.(*ssa.Store)
+			if !ok || st.Pos() <= from || st.Pos() >= to {
+				continue
+			}
+			switch a := st.Addr.(type) {
+			case *ssa.Global:
+				return true
+			case *ssa.FieldAddr:
+				if _, local := a.X.(*ssa.Alloc); !local {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // retakeEdges records the edges of a callee's take made after it released

@@ -146,7 +146,16 @@
 //     call is reported only for a callee that takes the lock on every path
 //     to its return (0 steps): a callee that may take it does so under
 //     conditions on values the analysis does not follow (quic.go's
-//     handlePostHandshakeMessage never renegotiates). An iteration is
+//     handlePostHandshakeMessage never renegotiates). Unless the function
+//     that acquires takes the lock on every path to its return and every
+//     call down to it is exact: then the branches are only the callers'
+//     choices to call it (a full bucket's split calling the exported
+//     NPeersForCpl, which read-locks), and the branch that makes the call
+//     deadlocks whenever it runs: a double lock "on the paths that call"
+//     that function (calls.go, relockSomePaths), within the conditional
+//     bound, and not when the holder wrote a shared field between its
+//     acquisition and the call (it may be ruling that branch out:
+//     `r.dirty = false; r.refreshIfDirty()`). An iteration is
 //     not such a step for this purpose: a block run on every iteration
 //     of a loop that runs on every path counts as unconditional
 //     (take.branch, iterations.go): a callee locking the held lock once

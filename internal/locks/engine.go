@@ -152,6 +152,11 @@ type take struct {
 	// when: the one branch condition that decides the take (branch 1),
 	// in this function's paths; nil when none does (when.go).
 	when *cond
+	// leafSure: the function that makes the acquisition makes it on every
+	// path to its return, and every call down to it is exact (no
+	// interface or func-value candidate): the conditional steps, if any,
+	// are the callers' choices to call it (calls.go, relockSomePaths).
+	leafSure bool
 }
 
 // Bounds on what a take propagates through calls (a may-acquire several
@@ -207,6 +212,16 @@ func (c *callChain) names() []string {
 		out = append(out, c.name)
 	}
 	return out
+}
+
+// last is the innermost call of the chain, the function that acquires.
+func (c *callChain) last() string {
+	for ; c != nil && c.next != nil; c = c.next {
+	}
+	if c == nil {
+		return ""
+	}
+	return c.name
 }
 
 // text renders the chain for messages and facts: "f -> g -> h".

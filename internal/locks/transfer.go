@@ -120,7 +120,7 @@ func (w *walker) acquire(h Hold, s State) State {
 	}
 	if w.final {
 		step, branch := w.condStep(), w.branchStep()
-		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: step, own: step, branch: branch, ownBranch: branch, test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h)}
+		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: step, own: step, branch: branch, ownBranch: branch, test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h), leafSure: step == 0}
 		if branch == 1 {
 			tk.when = w.onlyWhen(w.blk)
 		}
