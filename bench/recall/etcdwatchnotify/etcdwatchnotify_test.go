@@ -8,7 +8,7 @@
 // waits for the reader to drain the channel, the reader waits for s.mu.
 // Fix (what etcd does): watcher.send is a non-blocking select; a watcher whose
 // channel is full is moved to s.victims and retried by syncVictimsLoop.
-package etcdwatch
+package etcdwatchnotify
 
 import (
 	"sync"

@@ -10,7 +10,7 @@
 // waits for the reader to drain the channel, the reader waits for s.mu.
 // Fix (what etcd does): watcher.send is a non-blocking select; a watcher whose
 // channel is full is moved to s.victims and retried by syncVictimsLoop.
-package etcdwatch_fixed
+package etcdwatchnotify_fixed
 
 import (
 	"sync"
