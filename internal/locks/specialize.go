@@ -138,14 +138,43 @@ func (e *engine) testedInputs(fn *ssa.Function) []input {
 	}
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
-			if mc, ok := instr.(*ssa.MakeClosure); ok {
-				for _, i := range e.capturedTested(fn, mc) {
+			switch x := instr.(type) {
+			case *ssa.MakeClosure:
+				for _, i := range e.capturedTested(fn, x) {
+					add(input{index: i, key: condKeyIn(fn, fn.Params[i])})
+				}
+			case *ssa.Call:
+				for _, i := range e.passedTested(fn, x) {
 					add(input{index: i, key: condKeyIn(fn, fn.Params[i])})
 				}
 			}
 		}
 	}
 	e.tested[fn] = out
+	return out
+}
+
+// passedTested lists the parameters of fn that it passes on, as they are,
+// to a static callee of the package that branches on them (nats-server's
+// pubAllowedFullCheck(subject, fullCheck, hasLock) handing both flags to
+// pubAllowedWithResp): a caller's constant for them decides the callee's
+// branch too.
+func (e *engine) passedTested(fn *ssa.Function, call *ssa.Call) []int {
+	callee := call.Call.StaticCallee()
+	if callee == nil || !e.p.FuncSet[callee] {
+		return nil
+	}
+	var out []int
+	for _, in := range e.testedInputs(callee) {
+		if in.free || in.index >= len(call.Call.Args) {
+			continue
+		}
+		if p, ok := call.Call.Args[in.index].(*ssa.Parameter); ok {
+			if i := slices.Index(fn.Params, p); i >= 0 {
+				out = append(out, i)
+			}
+		}
+	}
 	return out
 }
 
