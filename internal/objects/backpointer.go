@@ -33,7 +33,7 @@ func (x *Index) BackPointers() []BackPointer {
 			continue
 		}
 		for back := range pointee.Fields() {
-			if localField(back) && onlyAtCreation(fo.stores[back]) && pointsBack(stores, pointee, back) {
+			if x.localField(back) && onlyAtCreation(fo.stores[back]) && pointsBack(stores, pointee, back) {
 				out = append(out, BackPointer{Owner: owner, Field: f, Back: back})
 			}
 		}
@@ -47,7 +47,7 @@ func (x *Index) BackPointers() []BackPointer {
 // backPointerCandidate returns the named struct f belongs to and the
 // struct f points to, when f is a local pointer field stored into here.
 func (x *Index) backPointerCandidate(f *types.Var, stores []*ssa.Store) (*types.Named, *types.Struct) {
-	if !localField(f) || len(stores) == 0 {
+	if !x.localField(f) || len(stores) == 0 {
 		return nil, nil
 	}
 	ptr, ok := f.Type().Underlying().(*types.Pointer)
@@ -102,7 +102,19 @@ func onlyAtCreation(stores []*ssa.Store) bool {
 	return true
 }
 
-// localField reports whether only this package can store into f.
-func localField(f *types.Var) bool {
-	return f.Pkg() != nil && (!f.Exported() || f.Pkg().Name() == "main")
+// localField reports whether only this package can store into f: it is
+// unexported, or its package is a main package, or it is declared in a
+// _test.go file (only the package's tests see it, a program as closed as
+// a main package: a deadlock reproduced as a test).
+func (x *Index) localField(f *types.Var) bool {
+	if f.Pkg() == nil {
+		return false
+	}
+	if !f.Exported() || f.Pkg().Name() == "main" {
+		return true
+	}
+	if len(x.funcs) == 0 {
+		return false
+	}
+	return strings.HasSuffix(x.funcs[0].Prog.Fset.Position(f.Pos()).Filename, "_test.go")
 }
