@@ -510,11 +510,13 @@ func relockSomePaths(tk take, t *target) bool {
 	return tk.leafSure && t.exact && !tk.loose && tk.cond <= maxCond
 }
 
-// writesShared reports whether the walked function stores to a field of
-// an object it did not create, or to a package variable, between from and
-// to (source positions; from outside the function counts from its
-// start): with the lock held it may be setting the very state that rules
-// out the callee's branch (`r.dirty = false; r.refreshIfDirty()`).
+// writesShared reports whether the walked function stores a constant
+// into a field of an object it did not create, or into a package
+// variable, between from and to (source positions; from outside the
+// function counts from its start): with the lock held it may be setting
+// the very state that rules out the callee's branch (`r.dirty = false;
+// r.refreshIfDirty()`, `r.names = nil`). A computed value (a counter's
+// increment) sets no such state.
 func (w *walker) writesShared(from, to token.Pos) bool {
 	if from < w.fn.Pos() || from > to {
 		from = w.fn.Pos()
@@ -523,6 +525,9 @@ func (w *walker) writesShared(from, to token.Pos) bool {
 		for _, instr := range b.Instrs {
 			st, ok := instr.(*ssa.Store)
 			if !ok || st.Pos() <= from || st.Pos() >= to {
+				continue
+			}
+			if _, isConst := st.Val.(*ssa.Const); !isConst {
 				continue
 			}
 			switch a := st.Addr.(type) {

@@ -153,9 +153,9 @@
 //     NPeersForCpl, which read-locks), and the branch that makes the call
 //     deadlocks whenever it runs: a double lock "on the paths that call"
 //     that function (calls.go, relockSomePaths), within the conditional
-//     bound, and not when the holder wrote a shared field between its
-//     acquisition and the call (it may be ruling that branch out:
-//     `r.dirty = false; r.refreshIfDirty()`). An iteration is
+//     bound, and not when the holder stored a constant into a shared
+//     field between its acquisition and the call (it may be ruling that
+//     branch out: `r.dirty = false; r.refreshIfDirty()`). An iteration is
 //     not such a step for this purpose: a block run on every iteration
 //     of a loop that runs on every path counts as unconditional
 //     (take.branch, iterations.go): a callee locking the held lock once

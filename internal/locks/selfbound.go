@@ -101,7 +101,7 @@ func paramIndexOf(fn *ssa.Function, v ssa.Value) int {
 func (w *walker) fieldTarget(fn *ssa.Function, fa *ssa.FieldAddr, args []ssa.Value, only bool) target {
 	k, ok := w.e.selfBound[fn]
 	if !ok {
-		return target{fn: fn, vals: args}
+		return target{fn: fn, vals: args, exact: only}
 	}
 	if k == -1 {
 		return target{fn: fn, vals: append([]ssa.Value{fa.X}, args...), exact: only}
