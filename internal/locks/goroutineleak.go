@@ -55,3 +55,12 @@ func (w *walker) goroutineLeaks(reported map[string]bool) {
 		}
 	}
 }
+
+// handsOver reports whether h, held when this goroutine's function
+// returns, is handed to other code of its family that unlocks it (a
+// test's goroutines using a mutex as a signal: one locks and returns, a
+// sibling unlocks): neither a leak nor an inconsistent return.
+func (w *walker) handsOver(h Hold) bool {
+	r := w.e.ctx.RootOf(w.fn)
+	return r != nil && (r.Kind == roots.KindGo || r.Kind == roots.KindAsync) && w.starterUnlocks(h)
+}

@@ -239,11 +239,12 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
 // reported as leaked, of an object the function creates, or of a value
 // that does not exist on every path to the return; locks a
 // +checklocksforce asserts held; locks whose unlock is deferred (a
-// lock-plus-conditional-defer pair); and, in a closure run in place, what
-// its caller decides (callersChoice).
+// lock-plus-conditional-defer pair); in a closure run in place, what its
+// caller decides (callersChoice); and, in a goroutine, a lock handed to
+// code of its family that unlocks it (handsOver).
 func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Hold, retState) bool {
 	return func(h Hold, r retState) bool {
-		if h.Try || h.Loop || h.Lent || h.Inferred || declared[h.Path] || leaked[h.Path] || outer[h.Path] {
+		if h.Try || h.Loop || h.Lent || h.Inferred || declared[h.Path] || leaked[h.Path] || outer[h.Path] || w.handsOver(h) {
 			return true
 		}
 		if w.e.forced(h.Pos) {
