@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"go/constant"
 	"slices"
 	"strings"
 
@@ -26,6 +27,7 @@ func (w *walker) phiMoves(p, b *ssa.BasicBlock, s State) State {
 	if idx < 0 || len(s.holds) == 0 || !loopHeader(b) {
 		return s
 	}
+	s = w.phiConds(b, idx, s)
 	type move struct {
 		h   Hold
 		old string
@@ -96,6 +98,54 @@ func dropMaybeTwins(s State) State {
 		}
 		if t, held := s.find(h.twin); held && !t.Maybe {
 			s = s.without(h.Path)
+		}
+	}
+	return s
+}
+
+// phiConds carries, on the edge idx into loop header b, what the state
+// knows of the value each phi of b receives there over to the phi: a
+// constant received is known as the phi's value, and a maybe-hold tagged
+// with the received value is tagged with the phi. The header's own test
+// of the phi then decides the hold (`for popped := false; !popped; {
+// n.Lock(); ...; if !popped { n.Unlock() } }`: held only when popped, so
+// never on the next turn).
+func (w *walker) phiConds(b *ssa.BasicBlock, idx int, s State) State {
+	for _, instr := range b.Instrs {
+		phi, ok := instr.(*ssa.Phi)
+		if !ok {
+			break
+		}
+		if idx >= len(phi.Edges) {
+			continue
+		}
+		to := w.condKey(phi)
+		if to == "" {
+			continue
+		}
+		in := phi.Edges[idx]
+		if c, ok := in.(*ssa.Const); ok && c.Value != nil && c.Value.Kind() != constant.Unknown {
+			s = s.learn(to, c.Value)
+			continue
+		}
+		from := w.condKey(in)
+		if from == "" || from == to {
+			continue
+		}
+		if v, ok := s.known(from); ok {
+			s = s.learn(to, v)
+		}
+		for _, h := range s.holds {
+			if !h.Maybe || h.tagKey != from && h.tag2Key != from {
+				continue
+			}
+			if h.tagKey == from {
+				h.tagKey = to
+			}
+			if h.tag2Key == from {
+				h.tag2Key = to
+			}
+			s = s.with(h)
 		}
 	}
 	return s
