@@ -29,9 +29,10 @@
 //     definite or drops it, so `if c { mu.Lock() } ... if c { mu.Unlock()
 //     }` balances; up to two conditions, for `if x != nil && x != me`,
 //     where `x != nil` and `x == me` are remembered as flags of their own
-//     (tags.go); on the edge into a loop header a tag and a constant move
-//     to the header's phi, so a loop's own flag decides a hold carried
-//     over its back-edge (phimoves.go, phiConds); branches a known value rules out (a constant, a flag
+//     (tags.go); on the edge into a loop header what is known of a phi's
+//     incoming value (a constant, a value, a tag) moves to the phi, so a
+//     loop's own flag decides a hold carried over its back-edge
+//     (phimoves.go, phiConds); branches a known value rules out (a constant, a flag
 //     tested before, a parameter or a closure's captured variable bound to
 //     a constant or a known value at the call: specialize.go) are dead. A lock maybe-held over a loop back-edge and
 //     taken again for sure in the loop, directly or by a call, where the

@@ -105,8 +105,9 @@ func dropMaybeTwins(s State) State {
 
 // phiConds carries, on the edge idx into loop header b, what the state
 // knows of the value each phi of b receives there over to the phi: a
-// constant received is known as the phi's value, and a maybe-hold tagged
-// with the received value is tagged with the phi. The header's own test
+// constant received, or a value the branches taken say, is known as the
+// phi's value, and a maybe-hold tagged with the received value is tagged
+// with the phi. The header's own test
 // of the phi then decides the hold (`for popped := false; !popped; {
 // n.Lock(); ...; if !popped { n.Unlock() } }`: held only when popped, so
 // never on the next turn).
