@@ -128,18 +128,11 @@ func heldText(isHeld bool, h Hold) string {
 // defers its unlock on some path (`if id != "" { p.mu.Lock(); if err :=
 // f(); err != nil { return err }; defer p.mu.Unlock() }`, whose early
 // return comes before the defer). Not when the lock was also taken a
-// second time (a double lock, reported as that) or is the caller's lock,
-// let go and taken back (`c.mu.RUnlock(); defer c.mu.RLock()`).
-func (w *walker) deferredLeak(path string) bool {
-	if w.doubled[path] || !w.deferredUnlock(path) {
-		return false
-	}
-	for _, r := range w.info.releases {
-		if r.Path == path {
-			return false
-		}
-	}
-	return true
+// second time (a double lock, reported as that) or is one of outer, the
+// caller's locks let go and taken back (`c.mu.RUnlock(); defer
+// c.mu.RLock()`).
+func (w *walker) deferredLeak(path string, outer map[string]bool) bool {
+	return !w.doubled[path] && !outer[path] && w.deferredUnlock(path)
 }
 
 // finishReturns checks every return path of the function against its
@@ -183,6 +176,10 @@ func (w *walker) finishReturns() {
 			released[p] = true
 		}
 	}
+	outer := map[string]bool{} // the caller's locks released here
+	for _, r := range w.info.releases {
+		outer[r.Path] = true
+	}
 	w.info.tries = w.tryAcquired()
 	w.reportHandleLeaks(count)
 	leaked := map[string]bool{}
@@ -190,7 +187,7 @@ func (w *walker) finishReturns() {
 		for _, h := range r.state.holds {
 			_, atEntry := w.entry.find(h.Path)
 			_, declared := mustHold[h.Path]
-			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && (released[h.Path] || w.deferredLeak(h.Path)) && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && !w.successReturn(r) {
+			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && (released[h.Path] || w.deferredLeak(h.Path, outer)) && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && !w.successReturn(r) {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
 					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
@@ -215,10 +212,6 @@ func (w *walker) finishReturns() {
 				w.findAtReturn(r, "requires", d.Name+" is required by the function and must still be"+requiredMode(!d.Shared)+" when it returns", w.releasedHere(d)...)
 			}
 		}
-	}
-	outer := map[string]bool{} // the caller's locks released here
-	for _, r := range w.info.releases {
-		outer[r.Path] = true
 	}
 	if w.report {
 		w.reportUndeclaredAcquires(count, mustHold)

@@ -37,8 +37,8 @@ func takesClass(ts []take, class string) bool {
 // goroutineLeaks reports the returns of a goroutine root that hold a lock
 // it took. reported are the paths already reported as leaks.
 func (w *walker) goroutineLeaks(reported map[string]bool) {
-	r := w.e.ctx.RootOf(w.fn)
-	if r == nil || r.Kind != roots.KindGo && r.Kind != roots.KindAsync {
+	r := w.goroutineRoot()
+	if r == nil {
 		return
 	}
 	for _, ret := range w.rets {
@@ -61,6 +61,15 @@ func (w *walker) goroutineLeaks(reported map[string]bool) {
 // test's goroutines using a mutex as a signal: one locks and returns, a
 // sibling unlocks): neither a leak nor an inconsistent return.
 func (w *walker) handsOver(h Hold) bool {
+	return w.goroutineRoot() != nil && w.starterUnlocks(h)
+}
+
+// goroutineRoot is the root of the walked function when it is the body
+// of a goroutine (a go statement's or an asynchronous API's), else nil.
+func (w *walker) goroutineRoot() *roots.Root {
 	r := w.e.ctx.RootOf(w.fn)
-	return r != nil && (r.Kind == roots.KindGo || r.Kind == roots.KindAsync) && w.starterUnlocks(h)
+	if r == nil || r.Kind != roots.KindGo && r.Kind != roots.KindAsync {
+		return nil
+	}
+	return r
 }

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/constant"
+	"iter"
 	"slices"
 	"strings"
 
@@ -34,15 +35,7 @@ func (w *walker) phiMoves(p, b *ssa.BasicBlock, s State) State {
 		phi bool // the old name is a phi of b: dropped
 	}
 	var moves []move
-	for _, instr := range b.Instrs {
-		phi, ok := instr.(*ssa.Phi)
-		if !ok {
-			break
-		}
-		if idx >= len(phi.Edges) {
-			continue
-		}
-		in := phi.Edges[idx]
+	for phi, in := range phiIns(b, idx) {
 		from, to := w.e.lockPath(w.fn, in), w.e.lockPath(w.fn, phi)
 		if from == "" || to == "" || from == to || !strings.HasPrefix(to, "v:") {
 			continue
@@ -112,19 +105,11 @@ func dropMaybeTwins(s State) State {
 // n.Lock(); ...; if !popped { n.Unlock() } }`: held only when popped, so
 // never on the next turn).
 func (w *walker) phiConds(b *ssa.BasicBlock, idx int, s State) State {
-	for _, instr := range b.Instrs {
-		phi, ok := instr.(*ssa.Phi)
-		if !ok {
-			break
-		}
-		if idx >= len(phi.Edges) {
-			continue
-		}
+	for phi, in := range phiIns(b, idx) {
 		to := w.condKey(phi)
 		if to == "" {
 			continue
 		}
-		in := phi.Edges[idx]
 		if c, ok := in.(*ssa.Const); ok && c.Value != nil && c.Value.Kind() != constant.Unknown {
 			s = s.learn(to, c.Value)
 			continue
@@ -150,4 +135,20 @@ func (w *walker) phiConds(b *ssa.BasicBlock, idx int, s State) State {
 		}
 	}
 	return s
+}
+
+// phiIns yields each phi of b with the value it receives on the edge
+// from b's predecessor idx.
+func phiIns(b *ssa.BasicBlock, idx int) iter.Seq2[*ssa.Phi, ssa.Value] {
+	return func(yield func(*ssa.Phi, ssa.Value) bool) {
+		for _, instr := range b.Instrs {
+			phi, ok := instr.(*ssa.Phi)
+			if !ok {
+				return
+			}
+			if idx < len(phi.Edges) && !yield(phi, phi.Edges[idx]) {
+				return
+			}
+		}
+	}
 }
