@@ -215,7 +215,10 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 			out = append(out, t)
 			continue
 		}
-		out = append(out, target{fn: fn, vals: args, several: len(fns) > 1})
+		// The one function a container's elements ever hold is the
+		// callee, as for a field (a hook appended by a setter).
+		exact := len(fns) == 1 && w.e.objs.IsElement(from, v)
+		out = append(out, target{fn: fn, vals: candidateArgs(fn, args), exact: exact, several: len(fns) > 1})
 	}
 	return out
 }
@@ -301,6 +304,12 @@ func (e *engine) thunkMethod(fn *ssa.Function) *ssa.Function {
 
 // call applies the effect of a non-lock call.
 func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
+	if !call.IsInvoke() && call.StaticCallee() == nil {
+		if edges := nilEdges(w.fn, call.Value); edges != nil {
+			w.nilGuard = edges
+			defer func() { w.nilGuard = nil }()
+		}
+	}
 	if w.report {
 		w.e.recordClosureCall(w.fn, call, s)
 	}
@@ -310,6 +319,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	if len(ts) == 0 && !call.IsInvoke() {
 		w.recordParamCall(call.Value, pos, s)
 	}
+	w.recordFormatCall(call, pos, s)
 	if len(ts) == 0 && call.IsInvoke() {
 		s = w.handleMayRelease(call, s)
 	}
@@ -673,7 +683,7 @@ func (w *walker) stepAt(b *ssa.BasicBlock) int {
 	if w.retBlocks == nil {
 		w.retBlocks = returnBlocks(w.fn)
 	}
-	if len(w.dead) > 0 || len(w.e.onceSkips(w.fn)) > 0 {
+	if len(w.dead) > 0 || len(w.e.onceSkips(w.fn)) > 0 || w.nilGuard != nil {
 		if w.avoidable(b) {
 			return 1
 		}
@@ -754,7 +764,7 @@ func (w *walker) avoidableAll(in func(*ssa.BasicBlock) bool) bool {
 		}
 		for _, succ := range cur.Succs {
 			edge := [2]int{cur.Index, succ.Index}
-			if in(succ) || seen[succ.Index] || w.dead[edge] || skips[edge] {
+			if in(succ) || seen[succ.Index] || w.dead[edge] || skips[edge] || w.nilGuard[edge] {
 				continue
 			}
 			seen[succ.Index] = true

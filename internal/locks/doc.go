@@ -92,7 +92,10 @@
 //     function of the package that reaches it (objects.FuncsOf: stored
 //     directly, through a setter's parameter, a functional option, a
 //     composite literal or append); interface calls those of the
-//     package's types implementing the interface. Neither changes the
+//     package's types implementing the interface. The one function a
+//     func-typed field or a container's elements ever hold is the
+//     callee (a method value's receiver unknown: candidateArgs).
+//     Otherwise neither changes the
 //     lock state, with two exceptions: an interface call on a value
 //     converted from a concrete type (var d Doer = c) or with a single
 //     candidate runs that method (an exact call), and the locks every

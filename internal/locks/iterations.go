@@ -28,7 +28,7 @@ func (w *walker) branchStep() int {
 	if w.blk == nil {
 		return 1
 	}
-	if step, ok := w.branchSteps[w.blk]; ok {
+	if step, ok := w.branchSteps[w.blk]; ok && w.nilGuard == nil {
 		return step
 	}
 	step := 1
@@ -42,6 +42,9 @@ func (w *walker) branchStep() int {
 			break
 		}
 		b = h
+	}
+	if w.nilGuard != nil {
+		return step // true of this call only
 	}
 	if w.branchSteps == nil {
 		w.branchSteps = map[*ssa.BasicBlock]int{}

@@ -32,6 +32,10 @@ type paramCall struct {
 	// Via is the calls from the function down to Fn, nil when Fn is the
 	// function itself.
 	Via *callChain
+	// Format: the call formats the elements of Path, the function's
+	// variadic ...any parameter, rather than calling it: fmt calls their
+	// String or Error methods there, under Held (formatfwd.go).
+	Format bool
 }
 
 // maxParamCalls bounds a summary's param calls.
@@ -132,7 +136,11 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		via := pc.Via.push(name)
 		if own := w.calledParam(from, v); own != "" {
 			// Our own func value, passed on: our callers know it.
-			w.info.addParamCall(paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via})
+			w.info.addParamCall(paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format})
+			continue
+		}
+		if pc.Format {
+			w.formatParamTakes(t, v, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
 			continue
 		}
 		for _, ft := range w.valueTargets(nil, from, v, nil) {
@@ -174,12 +182,22 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 			relock = ft.exact && steps+pc.branch == 0 && !w.e.checkedUnderCaller(ft.fn)
 		}
 		relockedOurs := false
-		if w.report && h.Path != "" && ft.exact && steps == 0 {
+		// A take on some paths of the passed function, each step down
+		// to it static and the function that takes it locking on every
+		// path, is a double lock against a lock the callee holds at the
+		// call, as in callTakes (relockSomePaths).
+		somePaths := steps != 0 && tk.leafSure && !tk.loose && c <= maxCond
+		where := " (at " + tk.At + ")"
+		if somePaths {
+			relock = false
+			where = " (at " + tk.At + ", on the paths that call " + chain.last() + ")"
+		}
+		if w.report && h.Path != "" && ft.exact && (steps == 0 || somePaths) {
 			// Against a lock the callee holds at its call of the function,
 			// the callee's branch to that call is its own code too (as a
 			// call written on that branch); against ours, it is a
 			// condition we cannot see.
-			relockedOurs = w.paramRelock(h, held, s, relock, pos, " by "+chain.text()+" (at "+tk.At+")")
+			relockedOurs = w.paramRelock(h, held, s, relock, pos, " by "+chain.text()+where)
 		}
 		if w.report {
 			w.edgesTo(s, h, pos, chain, must, false)

@@ -101,7 +101,7 @@ func paramIndexOf(fn *ssa.Function, v ssa.Value) int {
 func (w *walker) fieldTarget(fn *ssa.Function, fa *ssa.FieldAddr, args []ssa.Value, only bool) target {
 	k, ok := w.e.selfBound[fn]
 	if !ok {
-		return target{fn: fn, vals: args, exact: only}
+		return target{fn: fn, vals: candidateArgs(fn, args), exact: only}
 	}
 	if k == -1 {
 		return target{fn: fn, vals: append([]ssa.Value{fa.X}, args...), exact: only}
@@ -109,4 +109,15 @@ func (w *walker) fieldTarget(fn *ssa.Function, fa *ssa.FieldAddr, args []ssa.Val
 	binds := make([]ssa.Value, len(fn.FreeVars))
 	binds[k] = fa.X
 	return target{fn: fn, vals: args, bindVals: binds, exact: only, objs: w.e.objs}
+}
+
+// candidateArgs are the values of fn's parameters when a func value
+// holding fn is called with args. A method reached from a method value
+// (x.OnItem = s.handle) has its receiver bound where the value was made:
+// not known at the call, so no lock of it is named as the caller's.
+func candidateArgs(fn *ssa.Function, args []ssa.Value) []ssa.Value {
+	if fn.Signature.Recv() != nil && len(fn.Params) == len(args)+1 {
+		return append([]ssa.Value{nil}, args...)
+	}
+	return args
 }

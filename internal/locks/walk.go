@@ -52,6 +52,9 @@ type walker struct {
 	// dead: branches found impossible (cond.go), by predecessor and
 	// successor index; nil while there is none.
 	dead map[[2]int]bool
+	// nilGuard: while a call of a func value is applied, the edges its
+	// own nil test takes when it is nil (nilguard.go), nil otherwise.
+	nilGuard map[[2]int]bool
 	// sites: blocks of the takes conditional only by this function's own
 	// branches, by lock (takesites.go; final pass).
 	sites map[siteKey][]*ssa.BasicBlock

@@ -43,6 +43,15 @@ func (x *Index) FuncsOf(fn *ssa.Function, v ssa.Value) []*ssa.Function {
 	return r.out
 }
 
+// IsElement reports whether v, a value of fn, is read from an element of
+// a container FuncsOf follows (a map, slice, array or channel named by
+// where it lives).
+func (x *Index) IsElement(fn *ssa.Function, v ssa.Value) bool {
+	_, v = x.Resolve(fn, v)
+	key, elem := x.readFrom(v)
+	return key != nil && elem
+}
+
 // funcStores is the package-wide record of func values stored into
 // fields, package vars and containers, and of calls of package functions.
 type funcStores struct {

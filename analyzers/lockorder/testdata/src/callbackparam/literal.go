@@ -55,11 +55,12 @@ func (z *Zone) LookupFixed(name string) []string {
 	return out
 }
 
-// LookupMaybe calls a helper that read-locks on some paths only: as for
-// any call of it, no double lock.
+// LookupMaybe calls a helper that read-locks on the paths that call the
+// always-locking chase: as for a direct call of it under the lock
+// (relockSomePaths), a double lock on those paths.
 func (z *Zone) LookupMaybe(name string) []string {
 	var out []string
-	withRLock(&z.mu, func() {
+	withRLock(&z.mu, func() { // want `RLock of Zone.mu by withRLock -> Zone.LookupMaybe.func1 -> Zone.maybeChase -> Zone.chase \(at literal.go:22, on the paths that call Zone.chase\) while already read-locked since literal.go:16: deadlocks behind a waiting writer \[double-lock\]`
 		out = z.maybeChase(name)
 	})
 	return out

@@ -1,0 +1,66 @@
+package locks
+
+import (
+	"go/token"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
+)
+
+// A callback is called behind a test that it is set: `if h :=
+// a.onChange; h != nil { h(s) }`. That branch is no condition on what
+// the call does: with no callback there is nothing to call. So, for the
+// call of a func value, the edge its own nil test takes when the value
+// is nil is not a way around the call (stepAt), and a callback called
+// through two or three guarded hops stays within the bound of
+// conditional steps.
+
+// nilEdges returns the edges (predecessor, successor index) on which v,
+// a called func value, is nil: the branches of Ifs comparing v (or the
+// same field of the same object) with nil. nil when there is none.
+func nilEdges(fn *ssa.Function, v ssa.Value) map[[2]int]bool {
+	var out map[[2]int]bool
+	for _, b := range fn.Blocks {
+		if len(b.Instrs) == 0 || len(b.Succs) != 2 {
+			continue
+		}
+		iff, ok := b.Instrs[len(b.Instrs)-1].(*ssa.If)
+		if !ok {
+			continue
+		}
+		cmp, ok := iff.Cond.(*ssa.BinOp)
+		if !ok || cmp.Op != token.EQL && cmp.Op != token.NEQ {
+			continue
+		}
+		x := cmp.X
+		if objects.NilConstant(x) {
+			x = cmp.Y
+		} else if !objects.NilConstant(cmp.Y) {
+			continue
+		}
+		if !sameFuncValue(x, v) {
+			continue
+		}
+		succ := b.Succs[1] // v != nil false: v is nil
+		if cmp.Op == token.EQL {
+			succ = b.Succs[0]
+		}
+		if out == nil {
+			out = map[[2]int]bool{}
+		}
+		out[[2]int{b.Index, succ.Index}] = true
+	}
+	return out
+}
+
+// sameFuncValue reports whether a and b are one value, or two loads of
+// the same field of the same object (`if a.onX != nil { a.onX() }`).
+func sameFuncValue(a, b ssa.Value) bool {
+	a, b = objects.Underlying(a), objects.Underlying(b)
+	if a == b {
+		return true
+	}
+	fa, fb := fieldLoad(a), fieldLoad(b)
+	return fa != nil && fb != nil && fa.Field == fb.Field && objects.Underlying(fa.X) == objects.Underlying(fb.X)
+}
