@@ -33,6 +33,9 @@ func (e *engine) scanAliases() {
 	for _, bp := range e.objs.BackPointers() {
 		e.aliases[bp.Owner] = append(e.aliases[bp.Owner], aliasPair{from: []string{bp.Field.Name(), bp.Back.Name()}, inferred: true})
 	}
+	for _, sp := range e.objs.SelfPointers() {
+		e.aliases[sp.Owner] = append(e.aliases[sp.Owner], aliasPair{from: []string{sp.Field.Name()}, inferred: true})
+	}
 	if e.p.Directives == nil {
 		return
 	}

@@ -156,7 +156,7 @@ func (w *walker) checkBlocking(instr ssa.Instruction, s State) {
 	if what == "" {
 		return
 	}
-	b := blockOp{ops: ops, what: what, At: w.e.at(instr.Pos()), cond: w.condStep()}
+	b := blockOp{ops: ops, what: what, At: w.e.at(instr.Pos()), cond: w.condStep(), released: s.outerRel}
 	if what == condWait {
 		free, ok := w.condFree(instr)
 		if !ok {

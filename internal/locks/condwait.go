@@ -38,6 +38,11 @@ type blockOp struct {
 	// waits; freePath relative to the function, "" when not expressible
 	// (then any lock of freeClass is taken for it).
 	freePath, freeClass string
+	// released: the caller's locks the function let go of before the
+	// operation (paths relative to the function, sorted): a helper that
+	// unlocks its caller's lock, waits, and locks it again
+	// (waitForHandshakeLocked) does not wait holding it.
+	released []string
 }
 
 func (b blockOp) describe() string {
@@ -50,6 +55,9 @@ func (b blockOp) describe() string {
 // frees reports whether h is the lock the operation releases while it
 // waits.
 func (b blockOp) frees(h Hold) bool {
+	if h.Path != "" && slices.Contains(b.released, h.Path) {
+		return true
+	}
 	if b.freeClass == "" {
 		return false
 	}
@@ -64,7 +72,7 @@ func (f *funcInfo) addBlock(b blockOp) {
 		return // no peer can ever be found for it
 	}
 	for i, o := range f.blocks {
-		if o.what == b.what && o.freePath == b.freePath && o.freeClass == b.freeClass && slices.EqualFunc(o.ops, b.ops, sameChanOp) {
+		if o.what == b.what && o.freePath == b.freePath && o.freeClass == b.freeClass && slices.Equal(o.released, b.released) && slices.EqualFunc(o.ops, b.ops, sameChanOp) {
 			if b.cond < o.cond || b.cond == o.cond && b.Via.len() < o.Via.len() {
 				f.blocks[i] = b
 			}
@@ -112,6 +120,12 @@ func (w *walker) callBlocks(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if b.freePath != "" {
 			if p, ok := w.calleePath(t, b.freePath); ok {
 				nb.freePath = p
+			}
+		}
+		nb.released = s.outerRel
+		for _, r := range b.released {
+			if p, ok := w.calleePath(t, r); ok {
+				nb.released = union(nb.released, []string{p})
 			}
 		}
 		w.info.addBlock(nb)

@@ -70,6 +70,9 @@ type Hold struct {
 	// leaky: a maybe-hold that merges a path holding it for sure with one
 	// that released it for sure (see oneSided).
 	leaky bool
+	// sureSide: a maybe-hold one of whose merged paths held it for sure
+	// and another not at all (loopleak.go).
+	sureSide bool
 	// alias: held under this name because the walk took a branch where
 	// this path and a held one compared equal (walker.sameObject); true
 	// of the values the two expressions have now, not on the next turn
@@ -237,6 +240,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			h.Loop = h.Loop || o.Loop
 			h.Lent = h.Lent || o.Lent
 			h.leaky = h.leaky || o.leaky
+			h.sureSide = h.sureSide || o.sureSide
 			h.Shared = h.Shared || o.Shared
 			h.setConds(bothSidedConds(a.holds[i], a, o, b))
 			holds = append(holds, h)
@@ -268,6 +272,7 @@ func oneSided(h Hold, in, other State, back bool) Hold {
 	// paths keeps a lock the other releases (a break out of a loop with
 	// the lock held), not a guess (a hand-off or a maybe-defer).
 	h.leaky = h.leaky || !h.Maybe && other.wasReleased(h.Path)
+	h.sureSide = h.sureSide || !h.Maybe
 	if h.Maybe && h.tagKey != "" {
 		if other.fails(h) {
 			return h // its condition fails on the other side too

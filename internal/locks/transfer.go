@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/token"
+	"slices"
 	"strings"
 
 	"github.com/confinelint/confinelint/internal/diag"
@@ -141,6 +142,12 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	held := w.e.at(old.Pos)
 	first := diag.Hop{Pos: old.Pos, What: h.Name + " first taken here"}
 	switch {
+	case old.Maybe && old.Loop && (w.unlocked[h.Path] || old.Inferred) && old.Shared && h.Shared:
+		// A read lock taken again on the next turn blocks only behind a
+		// waiting writer (a benchmark read-locking N times has none).
+		if wr := w.e.writerOf(h.Class); wr != "" {
+			w.e.find(at, "lock-leak", h.Name+" may still be read-locked from the previous loop iteration (taken at "+held+"): RLock on the next iteration deadlocks behind a waiting writer ("+wr+" write-locks it)", first)
+		}
 	case old.Maybe && old.Loop && (w.unlocked[h.Path] || old.Inferred):
 		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first)
 	case old.Maybe:
@@ -219,6 +226,12 @@ func (w *walker) releaseOne(h Hold, pos token.Pos, s State) State {
 // noteUnlock records that this function unlocks path at pos.
 func (w *walker) noteUnlock(path string, pos token.Pos) {
 	w.unlocked[path] = true
+	if w.blk != nil && !slices.Contains(w.unlockBlocks[path], w.blk) {
+		if w.unlockBlocks == nil {
+			w.unlockBlocks = map[string][]*ssa.BasicBlock{}
+		}
+		w.unlockBlocks[path] = append(w.unlockBlocks[path], w.blk)
+	}
 	if old, ok := w.unlockAt[path]; pos.IsValid() && (!ok || pos < old) {
 		w.unlockAt[path] = pos
 	}
@@ -310,7 +323,7 @@ func maybeApplied(before, after State) State {
 	for _, h := range before.holds {
 		if _, still := after.find(h.Path); !still {
 			h.Maybe = true
-			h.leaky = false // the defer registered on some paths explains it
+			h.leaky, h.sureSide = false, false // the defer registered on some paths explains it
 			after = after.with(h)
 		}
 	}

@@ -30,6 +30,8 @@ type walker struct {
 	// a loop's back-edge and never unlocked here is handed to another
 	// goroutine to unlock, not re-locked by mistake.
 	unlocked map[string]bool
+	// unlockBlocks: the blocks unlocking each path (loopleak.go).
+	unlockBlocks map[string][]*ssa.BasicBlock
 	// doubled: paths locked again while held (a double lock, reported
 	// as such): what is left held after it is not a second problem.
 	doubled map[string]bool

@@ -118,3 +118,46 @@ func (x *Index) localField(f *types.Var) bool {
 	}
 	return strings.HasSuffix(x.funcs[0].Prog.Fset.Position(f.Pos()).Filename, "_test.go")
 }
+
+// SelfPointer says that Field of every object of Owner holds that object
+// itself (or nil): `hc.listener = hc`, a type that is its own default
+// listener, so a lock taken through x.Field is x's own lock.
+type SelfPointer struct {
+	Owner *types.Named
+	Field *types.Var
+}
+
+// SelfPointers lists the package's self-pointers: Field is this package's
+// own field (localField) and every store into it stores the object it is
+// a field of, through conversions, or nil.
+func (x *Index) SelfPointers() []SelfPointer {
+	var out []SelfPointer
+	for f, stores := range x.fieldRecord().stores {
+		if !x.localField(f) || len(stores) == 0 || !selfStores(stores) {
+			continue
+		}
+		if owner := NamedOf(stores[0].Addr.(*ssa.FieldAddr).X.Type()); owner != nil {
+			out = append(out, SelfPointer{Owner: owner, Field: f})
+		}
+	}
+	slices.SortFunc(out, func(a, b SelfPointer) int {
+		return strings.Compare(lockop.ClassKey(a.Field), lockop.ClassKey(b.Field))
+	})
+	return out
+}
+
+// selfStores reports whether each store puts into its field the object
+// the field belongs to, or nil, and at least one stores an object.
+func selfStores(stores []*ssa.Store) bool {
+	objects := 0
+	for _, st := range stores {
+		if c, ok := st.Val.(*ssa.Const); ok && c.IsNil() {
+			continue
+		}
+		if plain(st.Val) != plain(st.Addr.(*ssa.FieldAddr).X) {
+			return false
+		}
+		objects++
+	}
+	return objects > 0
+}

@@ -73,7 +73,7 @@ func Twice(kv KV) int {
 func Forgot(s *store) int {
 	n := 0
 	for i := 0; i < 2; i++ {
-		t := s.Read() // want `store.mu may still be held from the previous loop iteration`
+		t := s.Read() // want `store.mu may still be read-locked from the previous loop iteration`
 		n += t.Get("x")
 	}
 	return n
