@@ -98,6 +98,7 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 	defer func() { w.targetBuf = out[:0] }()
 	if call.IsInvoke() {
 		out = w.invokeTargets(call, out)
+		out = w.e.formattedInvoke(call, out)
 	} else {
 		out = w.valueTargets(out, w.fn, call.Value, call.Args)
 		if len(out) == 1 && out[0].exact {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/objects"
+	"github.com/confinelint/confinelint/internal/program"
 )
 
 // fmt, log and testing call the String (or Error) method of an operand
@@ -310,4 +311,76 @@ func returnsString(f *types.Func) bool {
 	}
 	b, ok := sig.Results().At(0).Type().Underlying().(*types.Basic)
 	return ok && b.Kind() == types.String
+}
+
+// formattedInvoke appends to out, for a call of a logger interface's
+// method that the package cannot resolve (`Logger.Printf("%v", h)` on a
+// StdLogger var pointing at another package's logger), the String and
+// Error methods it would call on its operands: a method named like
+// fmt's and log's (Printf, Infof, Println, Warn...) taking (string,
+// ...any) or (...any) formats them, as those do. It may not (a discarding
+// logger, a level filter): conditional, as log/slog's.
+func (e *engine) formattedInvoke(call *ssa.CallCommon, out []target) []target {
+	if len(out) > 0 || call.Method == nil || len(call.Args) == 0 {
+		return out
+	}
+	format, ok := loggerMethod(call.Method)
+	if !ok {
+		return out
+	}
+	operands := variadic(call.Args[len(call.Args)-1])
+	var calls []bool
+	if format >= 0 {
+		c, ok := objects.Underlying(call.Args[format]).(*ssa.Const)
+		if !ok || c.Value == nil || c.Value.Kind() != constant.String {
+			return out
+		}
+		calls = stringVerbs(constant.StringVal(c.Value), len(operands))
+	}
+	for i, x := range operands {
+		if x == nil || calls != nil && !calls[i] {
+			continue
+		}
+		if m, exact := e.stringMethod(x.Type()); m != nil {
+			label := program.ObjName(call.Method, e.p.Pass.Pkg) + " -> " + e.funcName(m)
+			out = append(out, target{fn: m, vals: []ssa.Value{x}, exact: exact, cond: 1, label: label})
+		}
+	}
+	return out
+}
+
+// loggerMethod reports whether m has a logging method's name and
+// signature, with the index of its format parameter (-1 for print-style).
+func loggerMethod(m *types.Func) (format int, ok bool) {
+	sig, _ := m.Type().(*types.Signature)
+	if sig == nil || !sig.Variadic() || !anySlice(sig.Params().At(sig.Params().Len()-1).Type()) {
+		return 0, false
+	}
+	name := m.Name()
+	switch sig.Params().Len() {
+	case 1:
+		switch name {
+		case "Print", "Println", "Debug", "Info", "Warn", "Warning", "Error", "Fatal", "Panic", "Trace", "Log", "Logln":
+			return -1, true
+		}
+	case 2:
+		if b, ok := sig.Params().At(0).Type().Underlying().(*types.Basic); !ok || b.Kind() != types.String {
+			return 0, false
+		}
+		switch name {
+		case "Printf", "Debugf", "Infof", "Warnf", "Warningf", "Errorf", "Fatalf", "Panicf", "Tracef", "Logf":
+			return 0, true
+		}
+	}
+	return 0, false
+}
+
+// anySlice reports whether t is []any.
+func anySlice(t types.Type) bool {
+	s, ok := t.(*types.Slice)
+	if !ok {
+		return false
+	}
+	it, ok := s.Elem().Underlying().(*types.Interface)
+	return ok && it.Empty()
 }

@@ -29,6 +29,14 @@ func nilEdges(fn *ssa.Function, v ssa.Value) map[[2]int]bool {
 		if !ok {
 			continue
 		}
+		if assertedOK(iff.Cond, v) {
+			// `cb, ok := x.(func()); if ok { cb() }`: not ok, cb is nil.
+			if out == nil {
+				out = map[[2]int]bool{}
+			}
+			out[[2]int{b.Index, b.Succs[1].Index}] = true
+			continue
+		}
 		cmp, ok := iff.Cond.(*ssa.BinOp)
 		if !ok || cmp.Op != token.EQL && cmp.Op != token.NEQ {
 			continue
@@ -63,4 +71,16 @@ func sameFuncValue(a, b ssa.Value) bool {
 	}
 	fa, fb := fieldLoad(a), fieldLoad(b)
 	return fa != nil && fb != nil && fa.Field == fb.Field && objects.Underlying(fa.X) == objects.Underlying(fb.X)
+}
+
+// assertedOK reports whether cond is the ok of the comma-ok type
+// assertion that produced v.
+func assertedOK(cond, v ssa.Value) bool {
+	ok, isExtract := cond.(*ssa.Extract)
+	val, isVal := objects.Underlying(v).(*ssa.Extract)
+	if !isExtract || !isVal || ok.Index != 1 || val.Index != 0 || ok.Tuple != val.Tuple {
+		return false
+	}
+	_, assert := ok.Tuple.(*ssa.TypeAssert)
+	return assert
 }

@@ -93,6 +93,9 @@ func (x *Index) funcRecord() *funcStores {
 				case *ssa.Send: // a channel of callbacks: a container too
 					add(x.containerKey(in.Chan, 0), fn, in.X)
 				case ssa.CallInstruction:
+					if key, v := atomicStored(in.Common()); key != nil {
+						add(key, fn, v)
+					}
 					if callee := in.Common().StaticCallee(); callee != nil {
 						if o := callee.Origin(); o != nil {
 							callee = o
@@ -126,7 +129,7 @@ func (x *Index) funcKey(v ssa.Value) any {
 	switch u := v.(type) {
 	case *ssa.Parameter:
 		return u
-	case *ssa.UnOp, *ssa.Field, *ssa.Lookup, *ssa.Index, *ssa.Extract:
+	case *ssa.UnOp, *ssa.Field, *ssa.Lookup, *ssa.Index, *ssa.Extract, *ssa.TypeAssert, *ssa.Call:
 		if k, _ := x.readFrom(v); k != nil {
 			return k
 		}
@@ -166,6 +169,14 @@ func (r *funcWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
 		r.param(u, depth)
 		return
 	case *ssa.Call:
+		if key := atomicLoaded(u); key != nil {
+			if r.once(key) {
+				for _, p := range r.x.funcRecord().into[key] {
+					r.value(p.Fn, p.Val, depth+1)
+				}
+			}
+			return
+		}
 		// A callback made by a package function: what it returns.
 		for _, callee := range r.x.Callees(u.Common()) {
 			if r.once(callee) {
@@ -243,7 +254,14 @@ func (x *Index) readFrom(v ssa.Value) (any, bool) {
 		return x.containerKey(u.X, 0), true
 	case *ssa.Index:
 		return x.containerKey(u.X, 0), true
+	case *ssa.TypeAssert, *ssa.Call:
+		if k := atomicLoaded(u); k != nil {
+			return k, true
+		}
 	case *ssa.Extract:
+		if k := atomicLoaded(u); k != nil {
+			return k, true
+		}
 		switch t := u.Tuple.(type) {
 		case *ssa.Lookup: // v, ok := m[k]
 			if u.Index == 0 {
