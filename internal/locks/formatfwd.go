@@ -53,7 +53,9 @@ func (w *walker) formatsOwnVariadic(call *ssa.CallCommon) bool {
 // with the format known here, only operands whose verb calls the method.
 func (w *walker) formatParamTakes(t *target, ops ssa.Value, pc paramCall, held []Hold, via *callChain, cond, branch int, pos token.Pos, s State) {
 	operands := variadic(ops)
-	if len(operands) == 0 {
+	if len(operands) == 0 || len(held) == 0 {
+		// With no lock held where it formats, the wrapper's formatting
+		// is the call's own (formatted): already applied there.
 		return
 	}
 	format, _, ok := w.e.formatIndex(t.fn, 0)

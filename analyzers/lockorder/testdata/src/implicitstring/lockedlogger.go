@@ -72,3 +72,31 @@ func renderSafe(d *Doc, n int) {
 	warnLog.SafeWarnf("no layout for %s", d)
 	warnLog.Warnf("no layout for %s", d.name)
 }
+
+// A wrapper that formats holding no lock of its own is the call's own
+// formatting: one finding for the String it runs, not a second one
+// through its variadic parameter.
+type fieldLogger struct{ prefix string }
+
+func (l fieldLogger) Debugf(format string, args ...any) {
+	println(l.prefix + fmt.Sprintf(format, args...))
+}
+
+type Bar struct {
+	mu     sync.RWMutex
+	width  int
+	logger fieldLogger
+}
+
+func (b *Bar) String() string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return "bar"
+}
+
+func (b *Bar) Modify(width int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.width = width
+	b.logger.Debugf("modified %s", b) // want `Bar.mu locked again by Bar.String \(at lockedlogger.go:\d+\) while held since lockedlogger.go:\d+: self-deadlock \[double-lock\]`
+}
