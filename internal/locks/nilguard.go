@@ -18,48 +18,31 @@ import (
 
 // nilEdges returns the edges (predecessor, successor index) on which v,
 // a called func value, is nil: the branches of Ifs comparing v (or the
-// same field of the same object) with nil. nil when there is none.
+// same field of the same object) with nil, or testing the ok of the
+// comma-ok type assertion that produced it. nil when there is none.
 func nilEdges(fn *ssa.Function, v ssa.Value) map[[2]int]bool {
-	var out map[[2]int]bool
-	for _, b := range fn.Blocks {
-		if len(b.Instrs) == 0 || len(b.Succs) != 2 {
-			continue
+	return branchEdges(fn, func(_ *ssa.BasicBlock, cond ssa.Value) (int, bool) {
+		if assertedOK(cond, v) {
+			return 1, true // `cb, ok := x.(func()); if ok { cb() }`: not ok, cb is nil
 		}
-		iff, ok := b.Instrs[len(b.Instrs)-1].(*ssa.If)
-		if !ok {
-			continue
-		}
-		if assertedOK(iff.Cond, v) {
-			// `cb, ok := x.(func()); if ok { cb() }`: not ok, cb is nil.
-			if out == nil {
-				out = map[[2]int]bool{}
-			}
-			out[[2]int{b.Index, b.Succs[1].Index}] = true
-			continue
-		}
-		cmp, ok := iff.Cond.(*ssa.BinOp)
+		cmp, ok := cond.(*ssa.BinOp)
 		if !ok || cmp.Op != token.EQL && cmp.Op != token.NEQ {
-			continue
+			return 0, false
 		}
 		x := cmp.X
 		if objects.NilConstant(x) {
 			x = cmp.Y
 		} else if !objects.NilConstant(cmp.Y) {
-			continue
+			return 0, false
 		}
 		if !sameFuncValue(x, v) {
-			continue
+			return 0, false
 		}
-		succ := b.Succs[1] // v != nil false: v is nil
 		if cmp.Op == token.EQL {
-			succ = b.Succs[0]
+			return 0, true // v == nil: the true branch
 		}
-		if out == nil {
-			out = map[[2]int]bool{}
-		}
-		out[[2]int{b.Index, succ.Index}] = true
-	}
-	return out
+		return 1, true // v != nil false: v is nil
+	})
 }
 
 // sameFuncValue reports whether a and b are one value, or two loads of

@@ -62,25 +62,34 @@ func findOnceSkips(fn *ssa.Function) map[[2]int]bool {
 			stores = append(stores, flagStore{ref, val, b})
 		}
 	}
-	var skips map[[2]int]bool
-	for _, p := range fn.Blocks {
-		if len(p.Instrs) == 0 || len(p.Succs) != 2 {
+	return branchEdges(fn, func(p *ssa.BasicBlock, cond ssa.Value) (int, bool) {
+		return skipSucc(fn, cond, stores, p)
+	})
+}
+
+// branchEdges returns the edges (block, successor index) that succ picks
+// out of fn's two-way branches, given each branch's block and condition;
+// nil when there is none.
+func branchEdges(fn *ssa.Function, succ func(b *ssa.BasicBlock, cond ssa.Value) (int, bool)) map[[2]int]bool {
+	var out map[[2]int]bool
+	for _, b := range fn.Blocks {
+		if len(b.Instrs) == 0 || len(b.Succs) != 2 {
 			continue
 		}
-		ifi, ok := p.Instrs[len(p.Instrs)-1].(*ssa.If)
+		iff, ok := b.Instrs[len(b.Instrs)-1].(*ssa.If)
 		if !ok {
 			continue
 		}
-		skip, ok := skipSucc(fn, ifi.Cond, stores, p)
+		i, ok := succ(b, iff.Cond)
 		if !ok {
 			continue
 		}
-		if skips == nil {
-			skips = map[[2]int]bool{}
+		if out == nil {
+			out = map[[2]int]bool{}
 		}
-		skips[[2]int{p.Index, p.Succs[skip].Index}] = true
+		out[[2]int{b.Index, b.Succs[i].Index}] = true
 	}
-	return skips
+	return out
 }
 
 // skipSucc returns the index of the successor of p (whose If tests cond)
