@@ -52,27 +52,48 @@ func (e *engine) formatted(call *ssa.CallCommon, out []target) []target {
 		return out
 	}
 	format, cond, ok := e.formatIndex(fn, 0)
-	if !ok {
+	if !ok || format >= len(call.Args)-1 {
 		return out
 	}
-	operands := variadic(call.Args[len(call.Args)-1])
+	for _, sc := range e.stringCalls(call.Args, format) {
+		out = append(out, target{fn: sc.fn, vals: []ssa.Value{sc.operand}, exact: sc.exact, cond: cond})
+	}
+	return out
+}
+
+// stringCall is a String or Error method a formatting call runs on one
+// of its operands; exact as stringMethod says.
+type stringCall struct {
+	fn      *ssa.Function
+	operand ssa.Value
+	exact   bool
+}
+
+// stringCalls returns the String and Error methods a formatting call
+// with arguments args runs on the operands of its last, ...any argument:
+// those whose verb in args[format], a constant, calls the method (every
+// operand when format is -1, print-style); none when the format is not
+// known.
+func (e *engine) stringCalls(args []ssa.Value, format int) []stringCall {
+	if len(args) == 0 || format >= len(args) {
+		return nil
+	}
+	operands := variadic(args[len(args)-1])
 	var calls []bool
-	if format >= len(call.Args)-1 {
-		return out
-	}
 	if format >= 0 {
-		c, ok := objects.Underlying(call.Args[format]).(*ssa.Const)
+		c, ok := objects.Underlying(args[format]).(*ssa.Const)
 		if !ok || c.Value == nil || c.Value.Kind() != constant.String {
-			return out // a format not known here
+			return nil // a format not known here
 		}
 		calls = stringVerbs(constant.StringVal(c.Value), len(operands))
 	}
+	var out []stringCall
 	for i, x := range operands {
 		if x == nil || calls != nil && !calls[i] {
 			continue
 		}
 		if m, exact := e.stringMethod(x.Type()); m != nil {
-			out = append(out, target{fn: m, vals: []ssa.Value{x}, exact: exact, cond: cond})
+			out = append(out, stringCall{m, x, exact})
 		}
 	}
 	return out
@@ -321,30 +342,16 @@ func returnsString(f *types.Func) bool {
 // ...any) or (...any) formats them, as those do. It may not (a discarding
 // logger, a level filter): conditional, as log/slog's.
 func (e *engine) formattedInvoke(call *ssa.CallCommon, out []target) []target {
-	if len(out) > 0 || call.Method == nil || len(call.Args) == 0 {
+	if len(out) > 0 || call.Method == nil {
 		return out
 	}
 	format, ok := loggerMethod(call.Method)
 	if !ok {
 		return out
 	}
-	operands := variadic(call.Args[len(call.Args)-1])
-	var calls []bool
-	if format >= 0 {
-		c, ok := objects.Underlying(call.Args[format]).(*ssa.Const)
-		if !ok || c.Value == nil || c.Value.Kind() != constant.String {
-			return out
-		}
-		calls = stringVerbs(constant.StringVal(c.Value), len(operands))
-	}
-	for i, x := range operands {
-		if x == nil || calls != nil && !calls[i] {
-			continue
-		}
-		if m, exact := e.stringMethod(x.Type()); m != nil {
-			label := program.ObjName(call.Method, e.p.Pass.Pkg) + " -> " + e.funcName(m)
-			out = append(out, target{fn: m, vals: []ssa.Value{x}, exact: exact, cond: 1, label: label})
-		}
+	for _, sc := range e.stringCalls(call.Args, format) {
+		label := program.ObjName(call.Method, e.p.Pass.Pkg) + " -> " + e.funcName(sc.fn)
+		out = append(out, target{fn: sc.fn, vals: []ssa.Value{sc.operand}, exact: sc.exact, cond: 1, label: label})
 	}
 	return out
 }

@@ -1,12 +1,10 @@
 package locks
 
 import (
-	"go/constant"
 	"go/token"
+	"slices"
 
 	"golang.org/x/tools/go/ssa"
-
-	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // A logger that formats under its own lock passes its variadic operands
@@ -52,37 +50,22 @@ func (w *walker) formatsOwnVariadic(call *ssa.CallCommon) bool {
 // ops (the callee's variadic parameter), as functions passed for pc:
 // with the format known here, only operands whose verb calls the method.
 func (w *walker) formatParamTakes(t *target, ops ssa.Value, pc paramCall, held []Hold, via *callChain, cond, branch int, pos token.Pos, s State) {
-	operands := variadic(ops)
-	if len(operands) == 0 || len(held) == 0 {
+	if len(held) == 0 {
 		// With no lock held where it formats, the wrapper's formatting
 		// is the call's own (formatted): already applied there.
 		return
 	}
 	format, _, ok := w.e.formatIndex(t.fn, 0)
-	if !ok {
+	if !ok || format >= len(t.vals) {
 		return
 	}
-	var calls []bool
-	if format >= 0 {
-		if format >= len(t.vals) {
-			return
-		}
-		c, ok := objects.Underlying(t.vals[format]).(*ssa.Const)
-		if !ok || c.Value == nil || c.Value.Kind() != constant.String {
-			return // a format not known here
-		}
-		calls = stringVerbs(constant.StringVal(c.Value), len(operands))
+	args := append(slices.Clone(t.vals[:format+1]), ops)
+	if format < 0 {
+		args = []ssa.Value{ops}
 	}
-	for i, x := range operands {
-		if x == nil || calls != nil && !calls[i] {
-			continue
-		}
-		m, exact := w.e.stringMethod(x.Type())
-		if m == nil {
-			continue
-		}
-		ft := target{fn: m, vals: []ssa.Value{x}, exact: exact}
-		if sum := w.e.summaryOf(m); sum != nil {
+	for _, sc := range w.e.stringCalls(args, format) {
+		ft := target{fn: sc.fn, vals: []ssa.Value{sc.operand}, exact: sc.exact}
+		if sum := w.e.summaryOf(sc.fn); sum != nil {
 			w.paramTakes(&ft, sum, pc, held, via, cond, branch, pos, s)
 		}
 	}
