@@ -22,7 +22,7 @@ func atomicValueField(c *ssa.CallCommon, name string) *types.Var {
 		return nil
 	}
 	recv := callee.Signature.Recv()
-	if recv == nil || typeName(recv.Type()) != "Value" {
+	if recv == nil || NamedOf(recv.Type()) == nil || NamedOf(recv.Type()).Obj().Name() != "Value" {
 		return nil
 	}
 	fa, ok := c.Args[0].(*ssa.FieldAddr)
@@ -30,16 +30,6 @@ func atomicValueField(c *ssa.CallCommon, name string) *types.Var {
 		return nil
 	}
 	return lockop.FieldOf(fa)
-}
-
-func typeName(t types.Type) string {
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	if n, ok := t.(*types.Named); ok {
-		return n.Obj().Name()
-	}
-	return ""
 }
 
 // atomicStored returns the value a Store call puts into a field's
@@ -57,8 +47,8 @@ func atomicStored(c *ssa.CallCommon) (any, ssa.Value) {
 }
 
 // atomicLoaded returns the key of the field whose atomic.Value v was
-// loaded from, through a type assertion, or nil.
-// Underlying takes such a value to the Load call itself.
+// loaded from, or nil: v is the Load call, or its type assertion
+// (Underlying goes from the one to the other).
 func atomicLoaded(v ssa.Value) any {
 	switch u := v.(type) {
 	case *ssa.TypeAssert:

@@ -169,13 +169,8 @@ func (r *funcWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
 		r.param(u, depth)
 		return
 	case *ssa.Call:
-		if key := atomicLoaded(u); key != nil {
-			if r.once(key) {
-				for _, p := range r.x.funcRecord().into[key] {
-					r.value(p.Fn, p.Val, depth+1)
-				}
-			}
-			return
+		if atomicLoaded(u) != nil {
+			break // an atomic.Value's Load: a container read, below
 		}
 		// A callback made by a package function: what it returns.
 		for _, callee := range r.x.Callees(u.Common()) {
