@@ -180,7 +180,46 @@ func nilness(v ssa.Value) (isNil, known bool) {
 	case *ssa.Alloc, *ssa.MakeMap, *ssa.MakeChan, *ssa.MakeSlice, *ssa.MakeClosure:
 		return false, true
 	}
+	if alwaysNilResult(v) {
+		return true, true
+	}
 	return false, false
+}
+
+// alwaysNilResult reports whether v is a result of a call of a function
+// whose every return gives the nil constant there: `s, err :=
+// newSimulator()` where newSimulator always returns `s, nil`, so that
+// the caller's `if err != nil { return err }` is no failure path
+// leaving the lock newSimulator took held.
+func alwaysNilResult(v ssa.Value) bool {
+	ex, ok := v.(*ssa.Extract)
+	if !ok {
+		return false
+	}
+	call, ok := ex.Tuple.(*ssa.Call)
+	if !ok {
+		return false
+	}
+	callee := call.Call.StaticCallee()
+	if callee == nil || len(callee.Blocks) == 0 {
+		return false
+	}
+	rets := 0
+	for _, b := range callee.Blocks {
+		r, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return)
+		if !ok {
+			continue
+		}
+		if ex.Index >= len(r.Results) {
+			return false
+		}
+		c, ok := objects.Underlying(resultSlotValue(r.Results[ex.Index])).(*ssa.Const)
+		if !ok || !c.IsNil() {
+			return false
+		}
+		rets++
+	}
+	return rets > 0
 }
 
 // resultSlotValue is what a function with defers returns: SSA stores the
