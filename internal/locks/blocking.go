@@ -204,7 +204,7 @@ func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 			if mine == nil {
 				mine = w.e.ctx.RootsReaching(w.fn)
 			}
-			r := w.e.peerTaking(ops, m, mine, w.fn)
+			r := w.e.peerTaking(ops, m, mine, w.fn, b.what == "WaitGroup.Wait")
 			if r == nil {
 				continue
 			}
@@ -297,7 +297,21 @@ func (e *engine) writerOf(class string) string {
 // that, exported functions included, but in package main: there an
 // exported name has no callers outside the package, so it runs only on
 // the goroutines the package starts.
-func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
+//
+// A WaitGroup.Wait (every) is the exception for the goroutines of its
+// group: it needs every Done, so a goroutine started to defer the
+// group's Done (`wg.Add(1); go r.run()`, run's first `defer wg.Done()`)
+// that takes the lock blocks it whatever the others do (kafka-go's Close
+// waiting, under the reader's lock, for the consumer-group loop that
+// subscribes under it, beside partition readers that never lock). A Done
+// made elsewhere (a release path reached from many places) is matched by
+// the WaitGroup's field only, not its object: it stays excused.
+func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function, every bool) *roots.Root {
+	if every {
+		if r := e.memberTaking(ops, m, mine, fn); r != nil {
+			return r
+		}
+	}
 	for _, r := range e.ctx.Roots {
 		info := e.infos[r.Func]
 		if info == nil || mine[r] || r.Func == fn || e.calledInMainOnly(r) {
@@ -309,6 +323,43 @@ func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool,
 		}
 	}
 	return e.startedTaking(ops, m, mine, fn)
+}
+
+// memberTaking returns a goroutine started on a function that defers the
+// Done of ops' WaitGroup and takes the lock before it (startedTaking's
+// rule, for a group member), other than fn and the roots in mine.
+func (e *engine) memberTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
+	for _, r := range e.ctx.Roots {
+		if r.Kind != roots.KindGo || mine[r] || r.Func == fn {
+			continue
+		}
+		if info := e.infos[r.Func]; info != nil && hasOpposite(info.chans, ops) && m.blocks(info.takes) && e.defersDone(r.Func, ops) {
+			return r
+		}
+	}
+	return nil
+}
+
+// defersDone reports whether fn defers the Done of one of ops' WaitGroups.
+func (e *engine) defersDone(fn *ssa.Function, ops []chanOp) bool {
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			d, ok := instr.(*ssa.Defer)
+			if !ok {
+				continue
+			}
+			c := d.Common()
+			callee := c.StaticCallee()
+			if callee == nil || callee.Name() != "Done" || callee.Pkg == nil || callee.Pkg.Pkg.Path() != "sync" || len(c.Args) == 0 {
+				continue
+			}
+			key := e.chanKey(fn, c.Args[0], 0)
+			if slices.ContainsFunc(ops, func(op chanOp) bool { return op.Key == key }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // calledInMainOnly reports whether r is an exported function of package
