@@ -124,15 +124,7 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if v == nil {
 			continue
 		}
-		held := make([]Hold, 0, len(pc.Held))
-		for _, h := range pc.Held {
-			if p, ok := w.calleePath(t, h.Path); ok && h.Path != "" {
-				h.Path = p
-			} else {
-				h.Path = ""
-			}
-			held = append(held, h)
-		}
+		held := w.heldInCaller(t, pc.Held, nil)
 		via := pc.Via.push(name)
 		if own := w.calledParam(from, v); own != "" {
 			// Our own func value, passed on: our callers know it.
@@ -146,9 +138,51 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		for _, ft := range w.valueTargets(nil, from, v, nil) {
 			if fsum := w.e.summaryOf(ft.fn); fsum != nil {
 				w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
+				w.passOnCaptured(&ft, fsum, pc, held, via, step, stepBranch, s)
 			}
 		}
 	}
+}
+
+// passOnCaptured records, as the walked function's own param calls, the
+// calls the closure ft (passed for pc) makes of a func value it captured
+// from the walked function's parameters: updateInstance(update) handing
+// the store's CAS a closure that calls update, under updateInstance's
+// lock. Its callers know update (mimir's heartbeat delegate). The held
+// locks are the walked function's, the callee's at its call of the
+// closure, and the closure's own at its call of the value.
+func (w *walker) passOnCaptured(ft *target, fsum *funcInfo, pc paramCall, held []Hold, via *callChain, step, stepBranch int, s State) {
+	if ft.owner != nil {
+		return
+	}
+	for _, inner := range fsum.paramCalls {
+		root, rest := rootOf(inner.Path)
+		k := paramIndex(root, "f")
+		if rest != "" || k < 0 || k >= len(ft.bindVals) || ft.bindVals[k] == nil {
+			continue
+		}
+		own := w.calledParam(w.fn, ft.bindVals[k])
+		if own == "" || pc.cond+inner.cond+step > maxCond {
+			continue
+		}
+		all := w.heldInCaller(ft, inner.Held, append(definite(s.holds), held...))
+		chain := chainOf(append(append(via.names(), ft.name(w.e)), inner.Via.names()...))
+		w.info.addParamCall(paramCall{Path: own, Held: all, Fn: inner.Fn, Pos: inner.Pos, cond: pc.cond + inner.cond + step, branch: pc.branch + inner.branch + stepBranch, Via: chain, Format: inner.Format})
+	}
+}
+
+// heldInCaller appends to out the holds hs of t's callee with their
+// paths in the walked function's terms ("" when it cannot name them).
+func (w *walker) heldInCaller(t *target, hs []Hold, out []Hold) []Hold {
+	for _, h := range hs {
+		if p, ok := w.calleePath(t, h.Path); ok && h.Path != "" {
+			h.Path = p
+		} else {
+			h.Path = ""
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // paramTakes adds the takes of ft, the function passed for the param
