@@ -326,8 +326,9 @@ func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool,
 }
 
 // memberTaking returns a goroutine started on a function that defers the
-// Done of ops' WaitGroup and takes the lock before it (startedTaking's
-// rule, for a group member), other than fn and the roots in mine.
+// Done of ops' WaitGroup and takes the lock, other than fn and the roots
+// in mine: the deferred Done runs last, so every take of the goroutine
+// comes before it.
 func (e *engine) memberTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool, fn *ssa.Function) *roots.Root {
 	for _, r := range e.ctx.Roots {
 		if r.Kind != roots.KindGo || mine[r] || r.Func == fn {
