@@ -3,6 +3,7 @@ package locks
 import (
 	"go/token"
 	"go/types"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,12 +161,18 @@ func (w *walker) heldOnSuccess(h Hold, call *ssa.Call, sig *types.Signature, bas
 // returnsNil reports whether fn, a function with a body, returns the nil
 // constant as its result i on some path.
 func returnsNil(fn *ssa.Function, i int) bool {
+	return slices.ContainsFunc(returnedAt(fn, i), nilConstant)
+}
+
+// returnedAt lists what fn's returns give as its result i.
+func returnedAt(fn *ssa.Function, i int) []ssa.Value {
+	var out []ssa.Value
 	for _, b := range fn.Blocks {
-		if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && i < len(ret.Results) && nilConstant(ret.Results[i]) {
-			return true
+		if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && i < len(ret.Results) {
+			out = append(out, ret.Results[i])
 		}
 	}
-	return false
+	return out
 }
 
 // resultValue is the value of result i of call: the call itself, or the

@@ -4,6 +4,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -204,22 +205,11 @@ func alwaysNilResult(v ssa.Value) bool {
 	if callee == nil || len(callee.Blocks) == 0 {
 		return false
 	}
-	rets := 0
-	for _, b := range callee.Blocks {
-		r, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return)
-		if !ok {
-			continue
-		}
-		if ex.Index >= len(r.Results) {
-			return false
-		}
-		c, ok := objects.Underlying(resultSlotValue(r.Results[ex.Index])).(*ssa.Const)
-		if !ok || !c.IsNil() {
-			return false
-		}
-		rets++
-	}
-	return rets > 0
+	results := returnedAt(callee, ex.Index)
+	return len(results) > 0 && !slices.ContainsFunc(results, func(r ssa.Value) bool {
+		c, ok := objects.Underlying(resultSlotValue(r)).(*ssa.Const)
+		return !ok || !c.IsNil()
+	})
 }
 
 // resultSlotValue is what a function with defers returns: SSA stores the
