@@ -74,9 +74,10 @@ func TestKeyedLockersWaitsChains(t *testing.T) {
 // TestCallResolution: what a call runs and what it does to the lock state
 // (issue 14): callbacks stored by setters, passed as parameters, run by
 // sync.Once or kept in tables; effects through interface calls; String
-// and Error called by fmt and log; Lockers whose effects are declared.
+// and Error called by fmt and log; Lockers whose effects are declared;
+// the one object of a type a closed program makes, however reached.
 func TestCallResolution(t *testing.T) {
-	for _, pkg := range []string{"callbacksetter", "callbackparam", "callbackonce", "ifaceeffect", "ifacetxn", "implicitstring", "lockerdecl", "lockerdeclb"} {
+	for _, pkg := range []string{"callbacksetter", "callbackparam", "callbackonce", "ifaceeffect", "ifacetxn", "implicitstring", "lockerdecl", "lockerdeclb", "singleton", "singletonlib", "singletontest"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
 		})

@@ -28,6 +28,9 @@ type target struct {
 	// candidates (interface implementations, functions stored in a
 	// func-typed field): only its acquisition edges are taken.
 	exact bool
+	// dynamic: the call is of a func value or an interface method, not
+	// of a function named at the call.
+	dynamic bool
 	// several: the call may run one of several functions (interface
 	// implementations, funcs stored in one place); fn is one of them.
 	several bool
@@ -98,11 +101,20 @@ func (w *walker) targets(call *ssa.CallCommon) []target {
 	defer func() { w.targetBuf = out[:0] }()
 	if call.IsInvoke() {
 		out = w.invokeTargets(call, out)
+		if len(out) == 1 && out[0].exact {
+			// The one implementation, a logger that formats its operands.
+			out = w.e.formatted(out[0].vals, out)
+		}
 		out = w.e.formattedInvoke(call, out)
 	} else {
 		out = w.valueTargets(out, w.fn, call.Value, call.Args)
 		if len(out) == 1 && out[0].exact {
-			out = w.e.formatted(call, out)
+			out = w.e.formatted(call.Args, out)
+		}
+	}
+	if call.StaticCallee() == nil {
+		for i := range out {
+			out[i].dynamic = true
 		}
 	}
 	return w.atCall(out)
@@ -207,12 +219,22 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 	}
 	fns := w.e.funcsOf(from, v)
 	fa := fieldLoad(v)
+	// A field defaulted to a no-op (`onAdd: func(string) {}`) and set by
+	// an option to one function runs that function once it is set: one
+	// conditional step, as the option may not be given.
+	var installed int
+	if fa != nil && len(fns) > 1 {
+		if one := withoutNoops(fns); len(one) == 1 {
+			fns, installed = one, 1
+		}
+	}
 	for _, fn := range fns {
 		if fa != nil {
 			// A callback called through the field of the object it
 			// captured runs with that object (selfbound.go).
 			t := w.fieldTarget(fn, fa, args, len(fns) == 1)
 			t.several = len(fns) > 1
+			t.cond += installed
 			out = append(out, t)
 			continue
 		}
@@ -220,6 +242,18 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 		// callee, as for a field (a hook appended by a setter).
 		exact := len(fns) == 1 && w.e.objs.IsElement(from, v)
 		out = append(out, target{fn: fn, vals: candidateArgs(fn, args), exact: exact, several: len(fns) > 1})
+	}
+	return out
+}
+
+// withoutNoops is fns without the functions that do nothing (a body that
+// only returns, with no results).
+func withoutNoops(fns []*ssa.Function) []*ssa.Function {
+	var out []*ssa.Function
+	for _, fn := range fns {
+		if len(fn.Blocks) != 1 || len(fn.Blocks[0].Instrs) != 1 || fn.Signature.Results().Len() > 0 {
+			out = append(out, fn)
+		}
 	}
 	return out
 }
@@ -460,6 +494,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			continue
 		}
 		via := tk.Via.push(name)
+		dynBranch := tk.dynBranch || t.dynamic && tk.branch > 0
 		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub, Fresh: tk.fresh}
 		if h.Sub == "" {
 			h.Sub = w.argSub(tk.Path, t.vals)
@@ -488,7 +523,17 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			} else if c, same := w.sameCondition(old, tk, t); held && w.report && same && !inline && !old.Opaque {
 				old.Maybe = false
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there as here only where "+condText(c)+",")
-			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && tk.branch+t.cond == 0 {
+			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && (tk.branch+t.cond == 0 || relockSomePaths(tk, t) && !dynBranch && !w.writesShared(old.Pos, pos)) {
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
+			}
+		} else if t.exact && w.report && !tk.afterRelease {
+			// A path the caller cannot name (a receiver bound where a
+			// callback was registered, a value behind an accessor) may
+			// still be the held lock: the one object of its type. On
+			// some paths only when no callback's own branch decides.
+			inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
+			somePaths := relockSomePaths(tk, t) && !dynBranch
+			if old, why := w.singletonHeld(s, h); why != "" && !inline && (tk.branch+t.cond == 0 || somePaths && !w.writesShared(old.Pos, pos)) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
 			}
 		}
@@ -498,7 +543,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if w.report {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose}
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch}
 		if c, ok := w.whenInCaller(t, tk.when); ok && stepBranch == 0 && t.exact {
 			nt.when = &c
 		}

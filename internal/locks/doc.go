@@ -58,6 +58,9 @@
 //     (sync.NewCond(&s.mu), mu a struct{ sync.Mutex; n int }) stands for
 //     that mutex, the one s.mu.Lock() takes. Locks behind a Locker of
 //     unknown origin are never double-locked.
+//     In a program nothing imports (package main, a package of _test.go
+//     files) a type made at one site that runs once has one object: a
+//     lock of it on any path is the held one (singleton.go).
 //   - Per-key locks: a lock kept as an element of a map, slice or array
 //     field has its container's class, "KeyLocks.m[]" (lockop.ElementOf).
 //     A helper that leaves one key's lock held, or releases it, under a

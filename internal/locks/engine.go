@@ -157,6 +157,10 @@ type take struct {
 	// interface or func-value candidate): the conditional steps, if any,
 	// are the callers' choices to call it (calls.go, relockSomePaths).
 	leafSure bool
+	// dynBranch: some conditional step is inside a function reached
+	// through a func value or interface call, on what the callback was
+	// passed (an event's type) rather than on whether it is called.
+	dynBranch bool
 }
 
 // Bounds on what a take propagates through calls (a may-acquire several

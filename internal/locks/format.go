@@ -44,18 +44,19 @@ var formatFuncs = map[string]map[string]int{
 	},
 }
 
-// formatted appends to out, whose first target is the static callee of
-// call, the String and Error methods the callee calls on its operands.
-func (e *engine) formatted(call *ssa.CallCommon, out []target) []target {
+// formatted appends to out, whose first target is the callee of a call
+// with arguments args (an interface call's receiver first), the String
+// and Error methods the callee calls on its operands.
+func (e *engine) formatted(args []ssa.Value, out []target) []target {
 	fn := out[0].fn
-	if fn.Pkg == nil || len(call.Args) == 0 {
+	if fn.Pkg == nil || len(args) == 0 {
 		return out
 	}
 	format, cond, ok := e.formatIndex(fn, 0)
-	if !ok || format >= len(call.Args)-1 {
+	if !ok || format >= len(args)-1 {
 		return out
 	}
-	for _, sc := range e.stringCalls(call.Args, format) {
+	for _, sc := range e.stringCalls(args, format) {
 		out = append(out, target{fn: sc.fn, vals: []ssa.Value{sc.operand}, exact: sc.exact, cond: cond})
 	}
 	return out

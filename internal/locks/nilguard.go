@@ -53,7 +53,32 @@ func sameFuncValue(a, b ssa.Value) bool {
 		return true
 	}
 	fa, fb := fieldLoad(a), fieldLoad(b)
-	return fa != nil && fb != nil && fa.Field == fb.Field && objects.Underlying(fa.X) == objects.Underlying(fb.X)
+	return fa != nil && fb != nil && fa.Field == fb.Field && sameHolder(objects.Underlying(fa.X), objects.Underlying(fb.X))
+}
+
+// sameHolder reports whether a and b are one object: one value, or two
+// loads of a captured variable the closure never assigns (go/ssa keeps
+// a captured variable in a cell, loaded at each use: `if c.onX != nil {
+// c.onX() }` in a closure over c).
+func sameHolder(a, b ssa.Value) bool {
+	if a == b {
+		return true
+	}
+	la, ok1 := a.(*ssa.UnOp)
+	lb, ok2 := b.(*ssa.UnOp)
+	if !ok1 || !ok2 || la.Op != token.MUL || lb.Op != token.MUL || la.X != lb.X {
+		return false
+	}
+	cell, ok := la.X.(*ssa.FreeVar)
+	if !ok {
+		return false
+	}
+	for _, u := range *cell.Referrers() {
+		if st, ok := u.(*ssa.Store); ok && st.Addr == cell {
+			return false
+		}
+	}
+	return true
 }
 
 // assertedOK reports whether cond is the ok of the comma-ok type

@@ -96,7 +96,7 @@ func (e *engine) appendCallees(out []*ssa.Function, fn *ssa.Function, instr ssa.
 		}
 		if callee := c.StaticCallee(); callee != nil {
 			add(callee)
-			for _, t := range e.formatted(c, []target{{fn: callee, exact: true}})[1:] {
+			for _, t := range e.formatted(c.Args, []target{{fn: callee, exact: true}})[1:] {
 				add(t.fn)
 			}
 		} else if !isParamValue(c.Value) {

@@ -258,7 +258,7 @@ func (w *walker) copiedAlias(s State, h Hold) (Hold, string) {
 			return o, why
 		}
 	}
-	return Hold{}, ""
+	return w.singletonHeld(s, h)
 }
 
 // underOtherName finds the hold an unlock of h releases when h's path is

@@ -62,6 +62,8 @@ type Index struct {
 	// funcStores: func values stored into fields, vars and containers,
 	// built on the first FuncsOf.
 	funcStores *funcStores
+	closed     *ClosedWorld // nil: other packages may use this one
+	single     *singletons  // built on the first Singleton
 }
 
 // New builds the index of a package's source functions. startsGoroutine

@@ -196,6 +196,9 @@ func Compute(p *program.Package, table *Table) *Contexts {
 	}}
 	b.c.Objects = objects.New(p.Funcs, b.c.startsGoroutine)
 	b.c.Objects.SetImported(p.ImportedParamFlows)
+	if w := closedWorld(p); w != nil {
+		b.c.Objects.SetClosedWorld(w)
+	}
 	for _, fn := range p.Funcs {
 		b.scan(fn)
 	}

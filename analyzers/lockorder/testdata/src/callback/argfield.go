@@ -67,9 +67,11 @@ func (h *Hub) fire() {
 	h.notify(h)
 }
 
+var hubEvents int
+
 func NewHub(verbose bool) *Hub {
 	h := &Hub{}
-	h.notify = func(*Hub) {}
+	h.notify = func(*Hub) { hubEvents++ }
 	if verbose {
 		h.notify = func(x *Hub) { println(x.Count()) }
 	}

@@ -1,0 +1,223 @@
+package objects
+
+import (
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// A program no other package can use (package main, or a package made
+// of _test.go files only) shows every object of its own struct types
+// being made. A type it makes at one site, in code that runs once, has
+// one object: every pointer to it points to that object, so the lock a
+// callback takes on bs.hot is the lock the cache's Add holds, however
+// the two were reached (a callback's receiver bound where it was
+// registered, a hub's scope behind an accessor).
+
+// ClosedWorld describes a package nothing imports: Pkg is the package,
+// whose own types are the ones it sees every object of (another
+// package's constructor may make more of its types); Init is its package
+// initializer (not a source function, but it makes the package vars'
+// objects), RunsOnce says which functions run once by themselves (main,
+// init, each Test function) and TypeArg which types are a type argument
+// somewhere (a generic function may make them).
+type ClosedWorld struct {
+	Pkg      *types.Package
+	Init     *ssa.Function
+	RunsOnce func(*ssa.Function) bool
+	TypeArg  func(*types.Named) bool
+}
+
+// singletons is the lazily built answer of Singleton.
+type singletons struct {
+	world *ClosedWorld
+	sites map[*types.Named][]token.Pos // allocation sites that run once; NoPos: one that may not
+	byVal map[*types.Named]bool        // held by value somewhere: made wherever its holder is
+	once  map[*ssa.Function]int8       // runsOnce memo: 1 yes, -1 no, 2 being decided
+	refs  map[*ssa.Function][]ssa.Instruction
+}
+
+// SetClosedWorld declares the package a closed program (see
+// ClosedWorld); without it no type is a singleton.
+func (x *Index) SetClosedWorld(w *ClosedWorld) { x.closed = w }
+
+// Singleton reports whether the program has one object of the struct
+// type t, and where it is made.
+func (x *Index) Singleton(t *types.Named) (token.Pos, bool) {
+	if x.closed == nil || t == nil || t.Obj().Pkg() != x.closed.Pkg {
+		return token.NoPos, false
+	}
+	if x.single == nil {
+		x.single = x.buildSingletons()
+	}
+	sites := x.single.sites[t]
+	if len(sites) != 1 || !sites[0].IsValid() || x.single.byVal[t] || x.closed.TypeArg(t) {
+		return token.NoPos, false
+	}
+	return sites[0], true
+}
+
+func (x *Index) buildSingletons() *singletons {
+	s := &singletons{world: x.closed, sites: map[*types.Named][]token.Pos{}, byVal: map[*types.Named]bool{}, once: map[*ssa.Function]int8{}, refs: map[*ssa.Function][]ssa.Instruction{}}
+	funcs := x.funcs
+	if x.closed.Init != nil {
+		funcs = append(funcs[:len(funcs):len(funcs)], x.closed.Init)
+	}
+	seenType := map[types.Type]bool{}
+	noteType := func(t types.Type) {
+		if !seenType[t] {
+			seenType[t] = true
+			markByValue(t, s.byVal, 0)
+		}
+	}
+	var allocs []*ssa.Alloc
+	for _, fn := range funcs {
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				for _, op := range instr.Operands(nil) {
+					if f, ok := (*op).(*ssa.Function); ok {
+						s.refs[f] = append(s.refs[f], instr)
+					}
+					if g, ok := (*op).(*ssa.Global); ok {
+						if n := namedStruct(g.Type()); n != nil && g.Pkg != nil && g.Pkg.Pkg == n.Obj().Pkg() {
+							s.addSite(n, g.Pos())
+						}
+						noteType(g.Type().(*types.Pointer).Elem().Underlying())
+					}
+				}
+				if a, ok := instr.(*ssa.Alloc); ok {
+					allocs = append(allocs, a)
+					// What the object holds by value is made with it.
+					markByValue(a.Type().(*types.Pointer).Elem().Underlying(), s.byVal, 0)
+				}
+				if v, ok := instr.(ssa.Value); ok {
+					noteType(v.Type())
+				}
+			}
+		}
+	}
+	for _, a := range allocs {
+		n := namedStruct(a.Type())
+		if n == nil {
+			continue
+		}
+		if a.Block() == nil || OnCycle(a.Block()) || !s.runsOnce(a.Parent()) {
+			s.sites[n] = append(s.sites[n], token.NoPos)
+			continue
+		}
+		s.addSite(n, a.Pos())
+	}
+	return s
+}
+
+// addSite records a site of n once per position (a package var is seen
+// at each of its uses).
+func (s *singletons) addSite(n *types.Named, pos token.Pos) {
+	for _, p := range s.sites[n] {
+		if p == pos && pos.IsValid() {
+			return
+		}
+	}
+	s.sites[n] = append(s.sites[n], pos)
+}
+
+// runsOnce reports whether fn runs at most once in the program: it runs
+// once by itself, or its one use is a call (or go, or defer) of it, of a
+// closure made of it, outside any loop of a function that runs once.
+// Methods may be reached through interfaces and method values: never.
+func (s *singletons) runsOnce(fn *ssa.Function) bool {
+	switch s.once[fn] {
+	case 1:
+		return true
+	case -1, 2:
+		return false
+	}
+	s.once[fn] = 2
+	ok := s.decideOnce(fn)
+	s.once[fn] = -1
+	if ok {
+		s.once[fn] = 1
+	}
+	return ok
+}
+
+func (s *singletons) decideOnce(fn *ssa.Function) bool {
+	if s.world.RunsOnce(fn) {
+		return true
+	}
+	if fn.Signature.Recv() != nil || fn.TypeParams().Len() > 0 || strings.HasPrefix(fn.Name(), "init#") {
+		return false
+	}
+	refs := s.refs[fn]
+	if len(refs) != 1 {
+		return false
+	}
+	site := refs[0]
+	if mc, ok := site.(*ssa.MakeClosure); ok {
+		uses := mc.Referrers()
+		if uses == nil || len(*uses) != 1 {
+			return false
+		}
+		site = (*uses)[0]
+		call, ok := site.(ssa.CallInstruction)
+		if !ok || call.Common().Value != mc {
+			return false
+		}
+	} else if call, ok := site.(ssa.CallInstruction); !ok || call.Common().Value != fn {
+		return false
+	}
+	return site.Block() != nil && !OnCycle(site.Block()) && s.runsOnce(site.Parent())
+}
+
+// namedStruct is the named struct type t points to, nil for others.
+func namedStruct(t types.Type) *types.Named {
+	p, ok := t.(*types.Pointer)
+	if !ok {
+		return nil
+	}
+	n, ok := types.Unalias(p.Elem()).(*types.Named)
+	if !ok {
+		return nil
+	}
+	if _, ok := n.Underlying().(*types.Struct); !ok {
+		return nil
+	}
+	return n.Origin()
+}
+
+// markByValue marks the named struct types a value of type t holds by
+// value (itself, array and slice elements, map values, channel
+// elements, struct fields): each such holder made is one more object.
+func markByValue(t types.Type, out map[*types.Named]bool, depth int) {
+	if depth > 8 {
+		return
+	}
+	switch u := types.Unalias(t).(type) {
+	case *types.Named:
+		if _, ok := u.Underlying().(*types.Struct); ok {
+			if out[u.Origin()] {
+				return
+			}
+			out[u.Origin()] = true
+		}
+		markByValue(u.Underlying(), out, depth+1)
+	case *types.Struct:
+		for f := range u.Fields() {
+			markByValue(f.Type(), out, depth+1)
+		}
+	case *types.Array:
+		markByValue(u.Elem(), out, depth+1)
+	case *types.Slice:
+		markByValue(u.Elem(), out, depth+1)
+	case *types.Map:
+		markByValue(u.Elem(), out, depth+1)
+	case *types.Chan:
+		markByValue(u.Elem(), out, depth+1)
+	case *types.Tuple:
+		for v := range u.Variables() {
+			markByValue(v.Type(), out, depth+1)
+		}
+	}
+}
