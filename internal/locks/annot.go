@@ -181,13 +181,14 @@ func (w *walker) finishReturns() {
 		outer[r.Path] = true
 	}
 	w.info.tries = w.tryAcquired()
+	boolTry, _ := w.boolTryAcquired()
 	w.reportHandleLeaks(count)
 	leaked := map[string]bool{}
 	for _, r := range w.rets {
 		for _, h := range r.state.holds {
 			_, atEntry := w.entry.find(h.Path)
 			_, declared := mustHold[h.Path]
-			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && (released[h.Path] || w.deferredLeak(h.Path, outer)) && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && !w.successReturn(r) {
+			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && (released[h.Path] || w.deferredLeak(h.Path, outer)) && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && boolTry.path != h.Path && (!w.successReturn(r) || w.releasedOnSuccess(r, h.Path)) {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
 					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
@@ -248,6 +249,7 @@ func (w *walker) finishReturns() {
 			}
 		}
 	}
+	w.summarizeReleaseFuncs()
 	// A caller's lock released inside counts only if no return path holds
 	// it again (release, work, re-acquire is no net effect).
 	kept := w.info.releases[:0]

@@ -341,7 +341,9 @@ func (e *engine) memberTaking(ops []chanOp, m takeMode, mine map[*roots.Root]boo
 	return nil
 }
 
-// defersDone reports whether fn defers the Done of one of ops' WaitGroups.
+// defersDone reports whether fn defers the Done of one of ops' WaitGroups:
+// directly, or as the last call of a deferred closure (`defer func() {
+// r.remove(h); r.wg.Done() }()`, whose takes come before the Done too).
 func (e *engine) defersDone(fn *ssa.Function, ops []chanOp) bool {
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
@@ -349,15 +351,39 @@ func (e *engine) defersDone(fn *ssa.Function, ops []chanOp) bool {
 			if !ok {
 				continue
 			}
-			c := d.Common()
-			callee := c.StaticCallee()
-			if callee == nil || callee.Name() != "Done" || callee.Pkg == nil || callee.Pkg.Pkg.Path() != "sync" || len(c.Args) == 0 {
+			callee := d.Common().StaticCallee()
+			if callee == nil {
 				continue
 			}
-			key := e.chanKey(fn, c.Args[0], 0)
-			if slices.ContainsFunc(ops, func(op chanOp) bool { return op.Key == key }) {
+			if e.groupDone(fn, d.Common(), ops) || callee.Parent() == fn && e.endsWithDone(callee, ops) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// groupDone reports whether call, in fn, is the Done of one of ops'
+// WaitGroups.
+func (e *engine) groupDone(fn *ssa.Function, c *ssa.CallCommon, ops []chanOp) bool {
+	callee := c.StaticCallee()
+	if callee == nil || callee.Name() != "Done" || callee.Pkg == nil || callee.Pkg.Pkg.Path() != "sync" || len(c.Args) == 0 {
+		return false
+	}
+	key := e.chanKey(fn, c.Args[0], 0)
+	return slices.ContainsFunc(ops, func(op chanOp) bool { return op.Key == key })
+}
+
+// endsWithDone reports whether the last call closure makes, on its one
+// path, is the Done of one of ops' WaitGroups.
+func (e *engine) endsWithDone(closure *ssa.Function, ops []chanOp) bool {
+	if len(closure.Blocks) != 1 {
+		return false
+	}
+	instrs := closure.Blocks[0].Instrs
+	for i := len(instrs) - 1; i >= 0; i-- {
+		if c, ok := instrs[i].(ssa.CallInstruction); ok {
+			return e.groupDone(closure, c.Common(), ops)
 		}
 	}
 	return false

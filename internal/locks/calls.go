@@ -348,6 +348,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	if w.report {
 		w.e.recordClosureCall(w.fn, call, s)
 	}
+	s = w.runReleasers(call, pos, s)
 	s = w.handOff(call.Args, s, false)
 	w.recordDispatch(call, pos, s)
 	ts := w.targets(call)
@@ -413,6 +414,9 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		}
 		if c, ok := w.at.(*ssa.Call); ok && len(sum.tries) > 0 {
 			s = w.applyTryAcquires(&t, sum, c, s)
+		}
+		if c, ok := w.at.(*ssa.Call); ok && len(sum.releaseFuncs) > 0 {
+			s = w.applyReleaseFuncs(&t, sum, c, s)
 		}
 		_, tryWrapped := w.e.tryWrapper(t.fn)
 		for _, a := range sum.acquires {
@@ -632,7 +636,7 @@ func (w *walker) retakeEdges(t *target, tk take, h Hold, pos token.Pos, via *cal
 // the goroutine of a semaphore (h.Unlock(); h.Lock() in its loop) holds
 // the caller's h from then on.
 func (w *walker) handOff(vals []ssa.Value, s State, started bool) State {
-	for _, a := range vals {
+	for _, a := range withStoredFuncs(vals) {
 		mc, ok := objects.Underlying(a).(*ssa.MakeClosure) // through a named func type, a variable
 		if !ok {
 			continue

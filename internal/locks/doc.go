@@ -74,7 +74,9 @@
 //     is explained by a defer registered on some paths, or an unlock
 //     handed to a goroutine). A lock held on every return is the
 //     function's effect (a lock helper): inferred like `acquires`, applied
-//     at call sites and exported. A lock held exactly on the returns
+//     at call sites and exported. One that returns the function that unlocks leaves
+//     its caller holding the lock until it runs that function, when
+//     every use of it runs it (releasefunc.go; not exported). A lock held exactly on the returns
 //     reporting success (nil error, or a non-nil handle) and released on
 //     the others is acquired on success (tryacquire.go, Clang's
 //     TRY_ACQUIRE): callers hold it where their test of the result says

@@ -59,6 +59,7 @@ type engine struct {
 	leaves     map[string]bool // privateLeaves, left out of the facts
 	locals     map[string]bool // classes of local variables (localclass.go)
 	findings   []diag.Finding
+	relocks    map[string]int // findRelock's first finding per take, by index
 	impls      map[implKey][]*ssa.Function
 	convs      []conversion    // MakeInterface of named types (scanConversions)
 	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
@@ -112,6 +113,9 @@ type funcInfo struct {
 	// paramCalls: calls of func values the function was given, for its
 	// callers to resolve (paramcall.go).
 	paramCalls []paramCall
+	// releaseFuncs: locks it returns held with the function that
+	// releases them (releasefunc.go).
+	releaseFuncs []releaseFunc
 }
 
 // take is one lock class acquired inside a function.

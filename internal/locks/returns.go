@@ -259,7 +259,7 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		}
 		// Held exactly where a callee's success says, or acquired on
 		// success here (tryacquire.go).
-		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) || w.tableAcquire(h) {
+		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) || w.tableAcquire(h) || w.tryLocksAt(h.Path) {
 			return true
 		}
 		if h.Maybe && w.unlocked[h.Path] {

@@ -35,9 +35,13 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		return w.runDefers(in.Pos(), s)
 	case *ssa.Return:
 		// The recover block's return ends a panicking path: not a leak.
+		var handed []releaseFunc
+		if w.final {
+			handed = w.returnedReleases(in, s)
+		}
 		s = w.handOff(in.Results, s, false)
 		if w.final && in.Block() != w.fn.Recover {
-			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, ret: in, implicit: !in.Pos().IsValid()})
+			w.rets = append(w.rets, retState{pos: returnPos(w.fn, in), state: s, ret: in, implicit: !in.Pos().IsValid(), handed: handed})
 		}
 	case *ssa.MakeClosure:
 		if w.report {
@@ -154,11 +158,11 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	case old.Shared && h.Shared && w.e.noWriterDuringTest(w.fn, h.Class, at):
 		// A test's recursive read lock with no writer running meanwhile.
 	case old.Shared && h.Shared:
-		w.e.find(at, "double-lock", "RLock of "+h.Name+via+" while already read-locked since "+held+": deadlocks behind a waiting writer", first)
+		w.e.findRelock(at, "double-lock", "RLock of "+h.Name+via, " while already read-locked since "+held+": deadlocks behind a waiting writer", first)
 	case old.Shared:
-		w.e.find(at, "lock-upgrade", "Lock of "+h.Name+via+" while read-locked since "+held+": a read lock cannot be upgraded, this deadlocks", first)
+		w.e.findRelock(at, "lock-upgrade", "Lock of "+h.Name+via, " while read-locked since "+held+": a read lock cannot be upgraded, this deadlocks", first)
 	default:
-		w.e.find(at, "double-lock", h.Name+" locked again"+via+" while held since "+held+": self-deadlock", first)
+		w.e.findRelock(at, "double-lock", h.Name+" locked again"+via, " while held since "+held+": self-deadlock", first)
 	}
 }
 

@@ -156,6 +156,29 @@ func (w *walker) successReturn(r retState) bool {
 	return success
 }
 
+// releasedOnSuccess reports whether ret, which holds the lock at path
+// and says success with a constant (`return nil`), is a leak because
+// another return saying success has the lock released: no acquire on
+// success, but a path that forgot the unlock (rosedb's merge returning
+// nil with the lock held when there is nothing to merge, and nil after
+// unlocking when there was). A result only known to be nil (an error
+// every callee return gives as nil) is a dead failure check, no claim.
+func (w *walker) releasedOnSuccess(ret retState, path string) bool {
+	idx, _, ok := successResult(w.fn.Signature)
+	if !ok || ret.ret == nil || idx >= len(ret.ret.Results) {
+		return false
+	}
+	if _, isConst := objects.Underlying(resultSlotValue(ret.ret.Results[idx])).(*ssa.Const); !isConst {
+		return false
+	}
+	for _, r := range w.rets {
+		if _, held := r.state.find(path); !held && w.successReturn(r) {
+			return true
+		}
+	}
+	return false
+}
+
 // outcome says whether return r reports success or failure by its result
 // idx (see successResult): surely success when that result is known to be
 // as success has it, failure when known otherwise or, for an error, not

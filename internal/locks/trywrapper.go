@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"go/constant"
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
@@ -81,4 +82,87 @@ func (w *walker) wrapperTryHold(call *ssa.Call) (Hold, bool) {
 		return Hold{}, false
 	}
 	return Hold{Path: p, Class: tl.class, Name: tl.name, Shared: tl.op.Shared(), Pos: call.Pos(), Try: true}, true
+}
+
+// A bool function that locks and reports whether it kept the lock
+// (`func (p *Pool) lockIfOpen() bool { p.mu.Lock(); if p.closed {
+// p.mu.Unlock(); return false }; return true }`) is a TryLock too: every
+// return gives a constant, the lock is held on each `return true` and
+// released on each `return false`. Callers hold it where the result is
+// true; it is no leak at the true returns.
+
+// boolTryAcquired finds the walked function's lock of that kind, from its
+// return states, and records it as the function's TryLock. A function
+// that declares its lock effects is checked against them instead, as
+// checklocks does (a bool function that returns with an extra lock held
+// on true is an incompatible return state there).
+func (w *walker) boolTryAcquired() (tryLockOf, bool) {
+	res := w.fn.Signature.Results()
+	if res.Len() != 1 || !types.Identical(res.At(0).Type().Underlying(), types.Typ[types.Bool]) || len(w.rets) < 2 {
+		return tryLockOf{}, false
+	}
+	if len(items(w.e.p.FuncDecl(w.fn))) > 0 {
+		return tryLockOf{}, false
+	}
+	var trues, falses []retState
+	for _, r := range w.rets {
+		c, ok := r.ret.Results[0].(*ssa.Const)
+		if !ok || c.Value == nil {
+			return tryLockOf{}, false
+		}
+		if constant.BoolVal(c.Value) {
+			trues = append(trues, r)
+		} else {
+			falses = append(falses, r)
+		}
+	}
+	if len(trues) == 0 || len(falses) == 0 {
+		return tryLockOf{}, false
+	}
+	for _, h := range trues[0].state.holds {
+		if h.Maybe || h.Class == "" || !portable(h.Path) {
+			continue
+		}
+		if root, _ := rootOf(h.Path); paramIndex(root, "p") < 0 {
+			continue
+		}
+		if _, atEntry := w.entry.find(h.Path); atEntry || !heldIn(trues, h.Path) || heldAnyIn(falses, h.Path) {
+			continue
+		}
+		op := lockop.TryLock
+		if h.Shared {
+			op = lockop.TryRLock
+		}
+		t := tryLockOf{op: op, path: h.Path, class: h.Class, name: h.Name}
+		w.e.tryWrappers[w.fn] = t
+		return t, true
+	}
+	return tryLockOf{}, false
+}
+
+// tryLocksAt reports whether the walked function is a TryLock of the
+// lock at path (a wrapper, or a bool function that keeps it on true).
+func (w *walker) tryLocksAt(path string) bool {
+	t, ok := w.e.tryWrappers[w.fn]
+	return ok && t.op != lockop.None && t.path == path
+}
+
+// heldIn reports whether every return state of rets holds path for sure.
+func heldIn(rets []retState, path string) bool {
+	for _, r := range rets {
+		if h, held := r.state.find(path); !held || h.Maybe {
+			return false
+		}
+	}
+	return true
+}
+
+// heldAnyIn reports whether some return state of rets may hold path.
+func heldAnyIn(rets []retState, path string) bool {
+	for _, r := range rets {
+		if _, held := r.state.find(path); held {
+			return true
+		}
+	}
+	return false
 }

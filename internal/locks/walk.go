@@ -68,6 +68,9 @@ type walker struct {
 	// guardedPubs: stores and map updates into a guarded field made with
 	// its guards held exclusively, with those holds (see underGuard).
 	guardedPubs map[ssa.Instruction][]Hold
+	// releasers: results of calls that returned a lock held with the
+	// function that releases it, by value (releasefunc.go).
+	releasers map[ssa.Value]Hold
 }
 
 type retState struct {
@@ -77,6 +80,9 @@ type retState struct {
 	// implicit: the path falls off the end of the body; pos is then the
 	// closing brace.
 	implicit bool
+	// handed: the locks the return hands back with their release
+	// functions (releasefunc.go).
+	handed []releaseFunc
 }
 
 // maxRounds bounds the fixpoint: the lattice is finite (paths come from
