@@ -101,6 +101,16 @@ func OwnerType(field *types.Var) *types.Named {
 	return nil
 }
 
+// EnclosingType finds the named struct type of field's package that
+// holds field, directly or inside anonymous struct fields (`mu struct {
+// sync.RWMutex; ... }`), or nil: one object of it holds one such field.
+func EnclosingType(field *types.Var) *types.Named {
+	if o, ok := ownerOf(field); ok {
+		return o.named
+	}
+	return nil
+}
+
 // owner is the named struct a field belongs to, and the path of anonymous
 // struct fields from it down to the field ("coalescedMu." or "").
 type owner struct {

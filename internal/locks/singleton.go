@@ -20,7 +20,7 @@ func (w *walker) singletonHeld(s State, h Hold) (Hold, string) {
 		if v == nil || !v.IsField() || lockop.ClassKey(v) != o.Class {
 			continue
 		}
-		owner := lockop.OwnerType(v)
+		owner := lockop.EnclosingType(v)
 		if at, ok := w.e.objs.Singleton(owner); ok {
 			return o, ", the same lock: the program makes one " + owner.Obj().Name() + " (at " + w.e.at(at) + "),"
 		}

@@ -241,7 +241,44 @@ func newLFU(onEvict func(int)) *lfu {
 
 func (c *lfu) Del(k int) { c.p.Del(k) }
 
+// A lock inside an anonymous struct field (`mu struct{ sync.RWMutex;
+// ... }`) is the one object's too.
+
+type gossip struct {
+	mu struct {
+		sync.RWMutex
+		infos map[string]int
+	}
+	onAdd func(key string)
+}
+
+func (g *gossip) AddInfo(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.mu.infos[key]++
+	g.onAdd(key) // want `gossip.mu locked again by storePool.update -> gossip.GetInfo .*the program makes one gossip`
+}
+
+func (g *gossip) GetInfo(key string) int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.mu.infos[key]
+}
+
+type storePool struct {
+	g    *gossip
+	seen int
+}
+
+func (sp *storePool) update(key string) { sp.seen += sp.g.GetInfo(key) }
+
 func main() {
+	g := &gossip{}
+	g.mu.infos = map[string]int{}
+	sp := &storePool{g: g}
+	g.onAdd = sp.update
+	g.AddInfo("node:1")
+
 	var l *lfu
 	l = newLFU(func(k int) { l.Del(k + 1) })
 	l.p.Add(1, 1)
