@@ -68,7 +68,7 @@ func (w *walker) inertCall(call *ssa.CallCommon) bool {
 			return false
 		}
 	}
-	if !call.IsInvoke() && w.calledParam(w.fn, call.Value) != "" || w.formatsOwnVariadic(call) {
+	if !call.IsInvoke() && (w.calledParam(w.fn, call.Value) != "" || w.elemOfParam(call.Value) != "") || w.formatsOwnVariadic(call) {
 		return false // a param call, for the summary
 	}
 	for _, t := range w.targets(call) {

@@ -108,6 +108,13 @@ func (e *engine) appendCallees(out []*ssa.Function, fn *ssa.Function, instr ssa.
 			if f, ok := a.(*ssa.Function); ok {
 				add(f) // a function passed to be called (paramCall)
 			}
+			if _, isSlice := a.Type().Underlying().(*types.Slice); isSlice {
+				for _, el := range sliceElems(a) { // functions passed in a slice (paramelems.go)
+					for _, f := range e.funcsOf(fn, el) {
+						add(f)
+					}
+				}
+			}
 		}
 	}
 	return out

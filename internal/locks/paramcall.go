@@ -36,6 +36,9 @@ type paramCall struct {
 	// variadic ...any parameter, rather than calling it: fmt calls their
 	// String or Error methods there, under Held (formatfwd.go).
 	Format bool
+	// Elems: the call is of an element of Path, a slice of func values
+	// (paramelems.go).
+	Elems bool
 }
 
 // maxParamCalls bounds a summary's param calls.
@@ -43,7 +46,7 @@ const maxParamCalls = 16
 
 func (f *funcInfo) addParamCall(pc paramCall) {
 	for _, o := range f.paramCalls {
-		if o.Path == pc.Path && o.Pos == pc.Pos && len(o.Held) == len(pc.Held) {
+		if o.Path == pc.Path && o.Pos == pc.Pos && o.Elems == pc.Elems && len(o.Held) == len(pc.Held) {
 			return
 		}
 	}
@@ -72,11 +75,14 @@ func (w *walker) recordParamCall(v ssa.Value, pos token.Pos, s State) {
 	if !w.final {
 		return
 	}
-	p := w.calledParam(w.fn, v)
+	p, elems := w.calledParam(w.fn, v), false
+	if p == "" {
+		p, elems = w.elemOfParam(v), true
+	}
 	if p == "" {
 		return
 	}
-	w.info.addParamCall(paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep(), branch: w.branchStep()})
+	w.info.addParamCall(paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep(), branch: w.branchStep(), Elems: elems})
 }
 
 // definite returns the holds that are held on every path, for a summary.
@@ -128,7 +134,17 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		via := pc.Via.push(name)
 		if own := w.calledParam(from, v); own != "" {
 			// Our own func value, passed on: our callers know it.
-			w.info.addParamCall(paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format})
+			w.info.addParamCall(paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format, Elems: pc.Elems})
+			continue
+		}
+		if pc.Elems {
+			for _, e := range sliceElems(v) {
+				for _, ft := range w.valueTargets(nil, from, e, nil) {
+					if fsum := w.e.summaryOf(ft.fn); fsum != nil {
+						w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
+					}
+				}
+			}
 			continue
 		}
 		if pc.Format {
@@ -243,7 +259,11 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 				w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
 			}
 		}
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), branch: tk.branch + branch, ownBranch: w.branchStep(), Sub: h.Sub})
+		// A passed function that takes the lock on every path keeps its
+		// take sure for the callers' choice to call (relockSomePaths);
+		// its own branches are on what it is given (take.dynBranch).
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), branch: tk.branch + branch, ownBranch: w.branchStep(), Sub: h.Sub,
+			leafSure: tk.leafSure && ft.exact && !tk.loose, dynBranch: tk.dynBranch || tk.branch > 0})
 	}
 }
 

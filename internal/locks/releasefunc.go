@@ -158,14 +158,12 @@ func withStoredFuncs(vals []ssa.Value) []ssa.Value {
 			if !ok {
 				continue
 			}
-			for _, st := range *fa.Referrers() {
-				if st, ok := st.(*ssa.Store); ok && st.Addr == fa {
-					if _, isClosure := objects.Underlying(st.Val).(*ssa.MakeClosure); isClosure {
-						if len(out) == len(vals) {
-							out = append([]ssa.Value(nil), vals...)
-						}
-						out = append(out, st.Val)
+			for _, val := range storedAt(fa) {
+				if _, isClosure := objects.Underlying(val).(*ssa.MakeClosure); isClosure {
+					if len(out) == len(vals) {
+						out = append([]ssa.Value(nil), vals...)
 					}
+					out = append(out, val)
 				}
 			}
 		}
