@@ -128,18 +128,24 @@ func (w *walker) callOps(c *ssa.CallCommon) ([]chanOp, string) {
 	case "Signal", "Broadcast":
 		return []chanOp{{Key: w.e.chanKey(w.fn, cond, 0), Send: true}}, ""
 	}
-	callee := c.StaticCallee()
-	if callee == nil || callee.Signature.Recv() == nil || len(c.Args) == 0 || callee.Pkg == nil ||
-		callee.Pkg.Pkg.Path() != "sync" || typeNameOf(callee.Signature.Recv().Type()) != "WaitGroup" {
-		return nil, ""
-	}
-	switch callee.Name() {
+	switch waitGroupMethod(c) {
 	case "Wait":
 		return []chanOp{{Key: w.e.chanKey(w.fn, c.Args[0], 0), Send: false}}, "WaitGroup.Wait"
 	case "Done":
 		return []chanOp{{Key: w.e.chanKey(w.fn, c.Args[0], 0), Send: true}}, ""
 	}
 	return nil, ""
+}
+
+// waitGroupMethod is the name of the sync.WaitGroup method c calls on a
+// receiver argument ("Wait", "Done", ...), "" for any other call.
+func waitGroupMethod(c *ssa.CallCommon) string {
+	callee := c.StaticCallee()
+	if callee == nil || callee.Signature.Recv() == nil || len(c.Args) == 0 || callee.Pkg == nil ||
+		callee.Pkg.Pkg.Path() != "sync" || typeNameOf(callee.Signature.Recv().Type()) != "WaitGroup" {
+		return ""
+	}
+	return callee.Name()
 }
 
 // checkBlocking records instr's channel operations in the summary and,
@@ -366,8 +372,7 @@ func (e *engine) defersDone(fn *ssa.Function, ops []chanOp) bool {
 // groupDone reports whether call, in fn, is the Done of one of ops'
 // WaitGroups.
 func (e *engine) groupDone(fn *ssa.Function, c *ssa.CallCommon, ops []chanOp) bool {
-	callee := c.StaticCallee()
-	if callee == nil || callee.Name() != "Done" || callee.Pkg == nil || callee.Pkg.Pkg.Path() != "sync" || len(c.Args) == 0 {
+	if waitGroupMethod(c) != "Done" {
 		return false
 	}
 	key := e.chanKey(fn, c.Args[0], 0)

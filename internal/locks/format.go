@@ -232,11 +232,9 @@ func variadic(arg ssa.Value) []ssa.Value {
 		if !ok || i < 0 || i >= int64(len(out)) {
 			continue
 		}
-		for _, rr := range *ia.Referrers() {
-			if st, ok := rr.(*ssa.Store); ok && st.Addr == ia {
-				if mi, ok := st.Val.(*ssa.MakeInterface); ok {
-					out[i] = mi.X
-				}
+		for _, val := range storedAt(ia) {
+			if mi, ok := val.(*ssa.MakeInterface); ok {
+				out[i] = mi.X
 			}
 		}
 	}

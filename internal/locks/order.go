@@ -108,7 +108,7 @@ func (e *engine) appendCallees(out []*ssa.Function, fn *ssa.Function, instr ssa.
 			if f, ok := a.(*ssa.Function); ok {
 				add(f) // a function passed to be called (paramCall)
 			}
-			if sl, ok := a.Type().Underlying().(*types.Slice); ok && isFunc(sl.Elem()) {
+			if sl, ok := a.Type().Underlying().(*types.Slice); ok && objects.IsFunc(sl.Elem()) {
 				for _, el := range sliceElems(a) { // functions passed in a slice (paramelems.go)
 					for _, f := range e.funcsOf(fn, el) {
 						add(f)

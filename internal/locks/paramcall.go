@@ -137,24 +137,22 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 			w.info.addParamCall(paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format, Elems: pc.Elems})
 			continue
 		}
-		if pc.Elems {
-			for _, e := range sliceElems(v) {
-				for _, ft := range w.valueTargets(nil, from, e, nil) {
-					if fsum := w.e.summaryOf(ft.fn); fsum != nil {
-						w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
-					}
-				}
-			}
-			continue
-		}
 		if pc.Format {
 			w.formatParamTakes(t, v, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
 			continue
 		}
-		for _, ft := range w.valueTargets(nil, from, v, nil) {
-			if fsum := w.e.summaryOf(ft.fn); fsum != nil {
-				w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
-				w.passOnCaptured(&ft, fsum, pc, held, via, step, stepBranch, s)
+		passed := []ssa.Value{v}
+		if pc.Elems {
+			passed = sliceElems(v) // the functions the slice argument holds
+		}
+		for _, fv := range passed {
+			for _, ft := range w.valueTargets(nil, from, fv, nil) {
+				if fsum := w.e.summaryOf(ft.fn); fsum != nil {
+					w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
+					if !pc.Elems {
+						w.passOnCaptured(&ft, fsum, pc, held, via, step, stepBranch, s)
+					}
+				}
 			}
 		}
 	}

@@ -1,8 +1,6 @@
 package locks
 
 import (
-	"go/types"
-
 	"golang.org/x/tools/go/ssa"
 )
 
@@ -83,10 +81,4 @@ func storedAt(addr ssa.Value) []ssa.Value {
 		}
 	}
 	return out
-}
-
-// isFunc reports whether t is a func type.
-func isFunc(t types.Type) bool {
-	_, ok := t.Underlying().(*types.Signature)
-	return ok
 }

@@ -69,7 +69,7 @@ func (x *Index) funcRecord() *funcStores {
 	}
 	fs := &funcStores{into: map[any][]Placed{}, calls: map[*ssa.Function][]ssa.CallInstruction{}, memo: map[any][]*ssa.Function{}}
 	add := func(key any, fn *ssa.Function, v ssa.Value) {
-		if key != nil && (isFunc(v.Type()) || isChan(v.Type())) {
+		if key != nil && (IsFunc(v.Type()) || isChan(v.Type())) {
 			fs.into[key] = append(fs.into[key], Placed{fn, v})
 		}
 	}
@@ -118,7 +118,8 @@ func (x *Index) CallsOf(fn *ssa.Function) []ssa.CallInstruction {
 	return x.funcRecord().calls[fn]
 }
 
-func isFunc(t types.Type) bool {
+// IsFunc reports whether t is a func type.
+func IsFunc(t types.Type) bool {
 	_, ok := t.Underlying().(*types.Signature)
 	return ok
 }
