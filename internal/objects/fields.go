@@ -47,6 +47,17 @@ func (x *Index) Via(v ssa.Value) string {
 			if fa, ok := c.X.(*ssa.FieldAddr); ok && c.Op == token.MUL {
 				return x.fieldGroup(lockop.FieldOf(fa))
 			}
+			if cell, ok := c.X.(*ssa.Alloc); ok && c.Op == token.MUL && IsCell(cell) {
+				if stored := StoredOnce(cell); stored != nil { // a captured variable
+					v = stored
+					continue
+				}
+			}
+		case *ssa.Call:
+			if r := throughGetter(c); r != nil {
+				v = r
+				continue
+			}
 		}
 		return ""
 	}

@@ -122,11 +122,23 @@ func splitRev(fn *ssa.Function, v ssa.Value, depth int) (string, []Part) {
 				continue
 			}
 		case *ssa.Call:
-			if arg, parts, ok := getterPath(x); ok {
+			if from, parts, ok := getterPath(x); ok {
 				for i := len(parts) - 1; i >= 0; i-- {
 					rev = append(rev, parts[i])
 				}
-				v, deref = x.Call.Args[arg], false
+				v, deref = from, false
+				continue
+			}
+			if recv, part, ok := accessorCall(fn, x); ok {
+				if len(x.Call.Args) == 2 {
+					key := indexKey(fn, x.Call.Args[1], depth)
+					if key == "?" {
+						break
+					}
+					rev = append(rev, Part{Name: "[k:" + key + "]", Deref: true})
+				}
+				rev = append(rev, part)
+				v, deref = recv, false
 				continue
 			}
 		}
