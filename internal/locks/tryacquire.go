@@ -214,8 +214,14 @@ func nilness(v ssa.Value) (isNil, known bool) {
 // whose every return gives the nil constant there: `s, err :=
 // newSimulator()` where newSimulator always returns `s, nil`, so that
 // the caller's `if err != nil { return err }` is no failure path
-// leaving the lock newSimulator took held.
-func alwaysNilResult(v ssa.Value) bool {
+// leaving the lock newSimulator took held. A result passed on from such
+// a call counts too (`tx, err := db.Begin(); return ctx, tx, err`).
+func alwaysNilResult(v ssa.Value) bool { return alwaysNilAt(v, 0) }
+
+// maxNilPassDepth bounds the calls an always-nil result is followed through.
+const maxNilPassDepth = 3
+
+func alwaysNilAt(v ssa.Value, depth int) bool {
 	ex, ok := v.(*ssa.Extract)
 	if !ok {
 		return false
@@ -230,31 +236,85 @@ func alwaysNilResult(v ssa.Value) bool {
 	}
 	results := returnedAt(callee, ex.Index)
 	return len(results) > 0 && !slices.ContainsFunc(results, func(r ssa.Value) bool {
-		c, ok := objects.Underlying(resultSlotValue(r)).(*ssa.Const)
-		return !ok || !c.IsNil()
+		r = objects.Underlying(resultSlotValue(r))
+		if c, ok := r.(*ssa.Const); ok {
+			return !c.IsNil()
+		}
+		return depth >= maxNilPassDepth || !alwaysNilAt(r, depth+1)
 	})
 }
 
 // resultSlotValue is what a function with defers returns: SSA stores the
 // result into a slot, runs the defers and returns a load of the slot; the
-// value stored last before that load in its block (when no closure can
-// change the slot), else v itself.
+// value stored last before that load, in its block or the blocks that
+// are its only way in (when no closure can change the slot), else v
+// itself.
 func resultSlotValue(v ssa.Value) ssa.Value {
 	ld, ok := v.(*ssa.UnOp)
 	if !ok || ld.Op != token.MUL || ld.Block() == nil {
 		return v
 	}
 	slot, ok := ld.X.(*ssa.Alloc)
-	if !ok || slot.Heap {
-		return v // a heap slot: a deferred closure may set it
+	if !ok || slot.Heap && closureStores(slot) {
+		return v // a deferred closure may set it
 	}
-	instrs := ld.Block().Instrs
-	for i := objects.InstrIndex(ld.Block(), ld) - 1; i >= 0; i-- {
-		if st, ok := instrs[i].(*ssa.Store); ok && st.Addr == slot {
-			return st.Val
+	b, end := ld.Block(), objects.InstrIndex(ld.Block(), ld)
+	for range maxSlotBlocks {
+		for i := end - 1; i >= 0; i-- {
+			if st, ok := b.Instrs[i].(*ssa.Store); ok && st.Addr == slot {
+				again, ok := st.Val.(*ssa.UnOp)
+				if !ok || again.Op != token.MUL || again.X != slot {
+					return st.Val
+				}
+				// `return err` with err the named result: what it held.
+				if again.Block() != b {
+					return v
+				}
+				i = objects.InstrIndex(b, again)
+			}
 		}
+		if len(b.Preds) != 1 {
+			break
+		}
+		b = b.Preds[0]
+		end = len(b.Instrs)
 	}
 	return v
+}
+
+// maxSlotBlocks bounds the single-entry blocks searched for a slot's store.
+const maxSlotBlocks = 8
+
+// closureStores reports whether a closure capturing the variable cell
+// slot may store into it (a named result a deferred closure sets), or the
+// cell escapes otherwise.
+func closureStores(slot *ssa.Alloc) bool {
+	for _, r := range *slot.Referrers() {
+		switch x := r.(type) {
+		case *ssa.UnOp, *ssa.DebugRef:
+		case *ssa.Store:
+			if x.Addr != ssa.Value(slot) {
+				return true // the cell itself stored away
+			}
+		case *ssa.MakeClosure:
+			fn := x.Fn.(*ssa.Function)
+			for i, b := range x.Bindings {
+				if b != ssa.Value(slot) {
+					continue
+				}
+				for _, use := range *fn.FreeVars[i].Referrers() {
+					switch use.(type) {
+					case *ssa.UnOp, *ssa.DebugRef: // a read
+					default:
+						return true
+					}
+				}
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // applyTryAcquires makes the callee's try-acquired locks maybe-held after

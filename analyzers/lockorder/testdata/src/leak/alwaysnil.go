@@ -51,3 +51,59 @@ func (m *TxMgr) Check(key string) (string, error) {
 	defer s.Done()
 	return m.db[key], nil
 }
+
+// The nil error passed on by a wrapper (`t, err := d.begin(); return t,
+// err`) is nil too, and so is a named error result set from it before a
+// deferred rollback: neither early return is a failure path. The return
+// after a check that can fail, without the rollback, is.
+type Bolt struct{ rw sync.Mutex }
+
+type BoltTx struct{ db *Bolt }
+
+func (db *Bolt) Begin() (*BoltTx, error) {
+	db.rw.Lock()
+	return &BoltTx{db: db}, nil
+}
+
+func (tx *BoltTx) Rollback() { tx.db.rw.Unlock() }
+
+func (tx *BoltTx) Commit() error {
+	tx.db.rw.Unlock()
+	return nil
+}
+
+type MetaStore struct{ db *Bolt }
+
+func (ms *MetaStore) Transaction() (*BoltTx, error) {
+	tx, err := ms.db.Begin()
+	return tx, err
+}
+
+// CommitRolledBack rolls back on every error in a deferred closure.
+func (ms *MetaStore) CommitRolledBack(check func() error) (err error) {
+	tx, err := ms.Transaction()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err = check(); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// CommitLeaky returns the check's error without the rollback.
+func (ms *MetaStore) CommitLeaky(check func() error) error {
+	tx, err := ms.Transaction()
+	if err != nil {
+		return err
+	}
+	if err := check(); err != nil {
+		return err // want `Bolt.rw taken at alwaysnil.go:\d+ is still held on this return path \(other paths release it\)`
+	}
+	return tx.Commit()
+}
