@@ -128,6 +128,12 @@ func (w *walker) callOps(c *ssa.CallCommon) ([]chanOp, string) {
 	case "Signal", "Broadcast":
 		return []chanOp{{Key: w.e.chanKey(w.fn, cond, 0), Send: true}}, ""
 	}
+	switch listenerMethod(c) {
+	case "Accept":
+		return []chanOp{{Key: w.e.chanKey(w.fn, listenerValue(c), 0), Send: false}}, "listener's Accept"
+	case "Close":
+		return []chanOp{{Key: w.e.chanKey(w.fn, listenerValue(c), 0), Send: true}}, ""
+	}
 	switch waitGroupMethod(c) {
 	case "Wait":
 		return []chanOp{{Key: w.e.chanKey(w.fn, c.Args[0], 0), Send: false}}, "WaitGroup.Wait"
@@ -187,7 +193,7 @@ func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 		}
 		// A read lock blocks the unblocker only if it write-locks, or if a
 		// writer (anywhere) may be waiting: then its read lock queues too.
-		m := takeMode{class: h.Class}
+		m := takeMode{class: h.Class, recv: w.receiverAt(pos)}
 		if h.Shared {
 			m.exclusive, m.writer = true, w.e.writerOf(h.Class)
 			m.orShared = m.writer != ""
@@ -220,7 +226,11 @@ func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 			} else if roots.TestFunc(w.e.p.Pass.Fset, r.Func) {
 				who = "the goroutine of test " + r.Func.Name()
 			}
-			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + b.describe() + "; " + who + ", which would unblock it, also takes " + h.Name
+			unblocker := who
+			if taker := w.e.boundTaker(r, ops, m); taker != "" {
+				unblocker += ", running the function it was handed (" + taker + ")"
+			}
+			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + b.describe() + "; " + unblocker + ", which would unblock it, also takes " + h.Name
 			if h.Shared && m.writer != "" && !w.e.writeLocks(r, h.Class) {
 				msg += " (read-locked, but " + m.writer + " write-locks it: a waiting writer makes every later RLock wait)"
 			}
@@ -238,6 +248,9 @@ type takeMode struct {
 	exclusive bool // only exclusive takes block...
 	orShared  bool // ...or shared ones too, behind a waiting writer
 	writer    string
+	// recv names the object the blocking call is made on (objectKey),
+	// for the functions handed to its goroutines (boundroots.go).
+	recv string
 }
 
 // blocks reports whether one of ts would block on the held lock.
@@ -324,7 +337,7 @@ func (e *engine) peerTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bool,
 			continue
 		}
 		if (hasOpposite(info.chans, ops) && !m.blocks(info.takes) || hasOppositeFree(info.chans, ops, m.class)) &&
-			(!e.testUnblocker(r) || e.startedByTest(r.Func, fn)) {
+			(!e.testUnblocker(r) || e.startedByTest(r.Func, fn)) && !e.boundTaking(r, ops, m) {
 			return nil
 		}
 	}
@@ -340,7 +353,7 @@ func (e *engine) memberTaking(ops []chanOp, m takeMode, mine map[*roots.Root]boo
 		if r.Kind != roots.KindGo || mine[r] || r.Func == fn {
 			continue
 		}
-		if info := e.infos[r.Func]; info != nil && hasOpposite(info.chans, ops) && m.blocks(info.takes) && e.defersDone(r.Func, ops) {
+		if info := e.infos[r.Func]; info != nil && hasOpposite(info.chans, ops) && (m.blocks(info.takes) || e.boundTaking(r, ops, m)) && e.defersDone(r.Func, ops) {
 			return r
 		}
 	}
@@ -426,6 +439,9 @@ func (e *engine) startedTaking(ops []chanOp, m takeMode, mine map[*roots.Root]bo
 			continue
 		}
 		if hasOpposite(info.chans, ops) && m.blocks(info.takes) && (!e.testUnblocker(r) || e.takesAfterStart(r.Func, fn, m)) {
+			return r
+		}
+		if r.Kind == roots.KindGo && e.boundTaking(r, ops, m) {
 			return r
 		}
 	}

@@ -97,6 +97,10 @@ type engine struct {
 	specializing map[*ssa.Function]bool
 	tested       map[*ssa.Function][]input
 	writers      map[string]string // writerOf's answers, by class
+	// goStmts, queued: the go statements by position and each root
+	// function's calls of queued func values (boundroots.go), built once.
+	goStmts map[token.Pos]*ssa.Go
+	queued  map[*ssa.Function][]queuedCall
 }
 
 // funcInfo is the summary of one function.

@@ -149,6 +149,12 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 			for _, ft := range w.valueTargets(nil, from, fv, nil) {
 				if fsum := w.e.summaryOf(ft.fn); fsum != nil {
 					w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
+					// Its channel operations are the call's too (a
+					// sync.Once's function closing a listener).
+					for _, op := range fsum.chans {
+						op.Before = union(op.Before, s.took)
+						w.info.addChan(op)
+					}
 					if !pc.Elems {
 						w.passOnCaptured(&ft, fsum, pc, held, via, step, stepBranch, s)
 					}

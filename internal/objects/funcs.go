@@ -96,7 +96,11 @@ func (x *Index) funcRecord() *funcStores {
 					if key, v := atomicStored(in.Common()); key != nil {
 						add(key, fn, v)
 					}
-					if callee := in.Common().StaticCallee(); callee != nil {
+					callee := in.Common().StaticCallee()
+					if in.Common().IsInvoke() {
+						callee = SoleImplementation(fn, in.Common()) // `s.sched.Schedule(job)`
+					}
+					if callee != nil {
 						if o := callee.Origin(); o != nil {
 							callee = o
 						}
@@ -218,11 +222,27 @@ func (x *Index) argsOf(p *ssa.Parameter) []Placed {
 	i := slices.Index(fn.Params, p)
 	var out []Placed
 	for _, c := range x.funcRecord().calls[fn] {
-		if args := c.Common().Args; i >= 0 && i < len(args) {
-			out = append(out, Placed{c.Parent(), args[i]})
+		if v := CallArg(c.Common(), i); v != nil {
+			out = append(out, Placed{c.Parent(), v})
 		}
 	}
 	return out
+}
+
+// CallArg is what call c passes for its callee's parameter i (the
+// receiver first): an interface call's receiver is its value.
+func CallArg(c *ssa.CallCommon, i int) ssa.Value {
+	args := c.Args
+	if c.IsInvoke() {
+		if i == 0 {
+			return c.Value
+		}
+		i--
+	}
+	if i < 0 || i >= len(args) {
+		return nil
+	}
+	return args[i]
 }
 
 // readFrom returns the field, package var or container a value is read

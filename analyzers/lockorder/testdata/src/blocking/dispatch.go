@@ -34,7 +34,7 @@ func (c *Conn) countError() {
 func (c *Conn) slowConsumer() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.async <- c.countError // want `Conn.mu \(taken at dispatch.go:\d+\) is held across a channel send; the goroutine started by the go statement, which would unblock it, also takes Conn.mu \[blocking-held\]`
+	c.async <- c.countError // want `Conn.mu \(taken at dispatch.go:\d+\) is held across a channel send; the goroutine started by the go statement, running the function it was handed \(Conn.countError\), which would unblock it, also takes Conn.mu \[blocking-held\]`
 }
 
 // Correct: the callback only reads what it was given, taking no lock.
