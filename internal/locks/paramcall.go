@@ -227,7 +227,9 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		// written here); what it calls must still take the lock for sure.
 		// The double lock counts branches only (iterations.go).
 		must := ft.exact && c == 0
-		steps, relock := tk.branch, ft.exact && tk.branch+branch == 0
+		// Our own branch to the call is no condition of the double lock, as
+		// for a callee that takes it (callTakes): the call happens, or not.
+		steps, relock := tk.branch, ft.exact && tk.branch+branch-w.branchStep() == 0
 		if literal {
 			must = ft.exact && tk.cond-tk.own+pc.cond == 0
 			steps -= tk.ownBranch
