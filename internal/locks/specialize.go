@@ -3,6 +3,7 @@ package locks
 import (
 	"go/constant"
 	"go/token"
+	"go/types"
 	"slices"
 	"strings"
 
@@ -39,6 +40,12 @@ func (w *walker) summaryFor(t *target, s State) *funcInfo {
 		if in.index >= len(vals) || vals[in.index] == nil {
 			continue
 		}
+		if in.asserted != nil {
+			if val, ok := assertedAtCall(vals[in.index], in.asserted); ok {
+				known = append(known, fact{key: in.key, val: val})
+			}
+			continue
+		}
 		if val, ok := w.valueAtCall(vals[in.index], t.owner, s); ok {
 			known = append(known, fact{key: in.key, val: val})
 		}
@@ -64,6 +71,22 @@ func (w *walker) valueAtCall(v ssa.Value, owner *ssa.Function, s State) (constan
 		return s.known(key)
 	}
 	return nil, false
+}
+
+// assertedAtCall says whether v, an interface argument made here from a
+// value of a concrete type, holds a asserted: a handler's type switch on
+// the event it is passed (`case *ConnEnd:`) takes the case the caller's
+// `&ConnEnd{}` picks.
+func assertedAtCall(v ssa.Value, asserted types.Type) (constant.Value, bool) {
+	mi, ok := cellValue(v).(*ssa.MakeInterface)
+	if !ok || types.IsInterface(mi.X.Type()) {
+		return nil, false
+	}
+	dyn := mi.X.Type()
+	if iface, ok := asserted.Underlying().(*types.Interface); ok {
+		return constant.MakeBool(types.Implements(dyn, iface)), true
+	}
+	return constant.MakeBool(types.Identical(dyn, asserted)), true
 }
 
 // specialized walks fn with known parameter values, once per set of
@@ -104,6 +127,9 @@ type input struct {
 	free  bool
 	index int
 	key   string
+	// asserted: the input is tested by a type assertion to this type
+	// (key names the assertion's ok), not compared to a constant.
+	asserted types.Type
 }
 
 // testedInputs lists the parameters and free variables fn branches on
@@ -123,6 +149,11 @@ func (e *engine) testedInputs(fn *ssa.Function) []input {
 	}
 	for _, v := range branchedOn(fn) {
 		in := input{index: -1, key: condKeyIn(fn, v)}
+		if x, ok := v.(*ssa.Extract); ok && x.Index == 1 {
+			if ta, ok := x.Tuple.(*ssa.TypeAssert); ok {
+				in.asserted, v = ta.AssertedType, ta.X // `_, ok := p.(T)`, a type switch's case
+			}
+		}
 		if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
 			if fv, ok := u.X.(*ssa.FreeVar); ok {
 				v = fv // a captured variable's cell
