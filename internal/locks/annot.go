@@ -193,6 +193,11 @@ func (w *walker) finishReturns() {
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
 					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
 			}
+			if w.report && !atEntry && !declared && !leaked[h.Path] && (released[h.Path] || w.unlocked[h.Path]) && w.taggedLeak(h, r) {
+				leaked[h.Path] = true
+				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path where "+w.condsText(h.conds())+" (other paths release it)",
+					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+			}
 			if w.report && h.Maybe && (h.leaky || h.sureSide && w.loopTurnLeak(h)) && !h.Loop && !h.Lent && h.tagKey == "" && !h.Try && !atEntry && !declared && !leaked[h.Path] && !w.fresh(h.Path) {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on some paths into this return and released on others",

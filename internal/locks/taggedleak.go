@@ -1,0 +1,190 @@
+package locks
+
+import (
+	"go/constant"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
+)
+
+// A lock taken under a condition and released under the same test (`if
+// cacheOn { c.Lock() } ... if cacheOn { c.Unlock() }`) is held, at a
+// return between the two, exactly where the condition holds: a leak on
+// that path, as for a lock held for sure (kubernetes' equivalence cache
+// left locked by a predicate's error return). Not when the walk cannot
+// tell it from the shapes that keep a lock on purpose: a deferred unlock
+// (a conditional lock with its conditional defer), a lock returned with
+// a value or whose root does not reach the return, a try-lock's success
+// (a tag on an error being nil), a lock table's entry.
+
+// taggedLeak reports whether h, held at return r, is held there exactly
+// where its conditions hold and nothing but that return keeps it.
+func (w *walker) taggedLeak(h Hold, r retState) bool {
+	if !h.Maybe || h.tagKey == "" || h.Loop || h.Lent || h.Try || w.fresh(h.Path) || hasTry(w.info.tries, h.Path) {
+		return false
+	}
+	if h.tagVal == nilConst || w.e.forced(h.Pos) || w.tableAcquire(h) || w.tryLocksAt(h.Path) {
+		return false
+	}
+	return w.releasedUnderTag(h) && !w.relocked(h) && !w.deferredUnlock(h.Path) && !w.resultPaths(r)[h.Path] && !w.returned(h.Path, r) && w.rootReaches(h.Path, r)
+}
+
+// relocked reports whether h was taken after an unlock of the same lock
+// that comes before it on every path: the caller's lock, let go around a
+// callback and taken back on one branch (`if cb != nil { mu.Unlock();
+// cb(); mu.Lock() }` in a function called with mu held).
+func (w *walker) relocked(h Hold) bool {
+	var unlocks []ssa.Instruction
+	var take ssa.Instruction
+	for _, b := range w.fn.Blocks {
+		for _, instr := range b.Instrs {
+			c, ok := instr.(*ssa.Call)
+			if !ok {
+				continue
+			}
+			op, lv := w.e.classify(&c.Call)
+			if op == 0 && c.Pos() == h.Pos && w.releasesClass(&c.Call, h.Class) {
+				return true // a helper that lets the lock go and takes it back
+			}
+			if op == 0 || w.e.lockPath(w.fn, lv) != h.Path {
+				continue
+			}
+			if !op.Acquires() {
+				unlocks = append(unlocks, instr)
+			} else if c.Pos() == h.Pos {
+				take = instr
+			}
+		}
+	}
+	if take == nil {
+		return false
+	}
+	for _, u := range unlocks {
+		if u.Block() == take.Block() && objects.InstrIndex(u.Block(), u) < objects.InstrIndex(take.Block(), take) ||
+			u.Block() != take.Block() && u.Block().Dominates(take.Block()) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxTagDepth bounds the dominators searched for a release's test.
+const maxTagDepth = 4
+
+// releasedUnderTag reports whether the walked function unlocks h's lock
+// in a block that a branch on h's condition leads to: the same test that
+// took it releases it. A lock left held by a break out of a loop and
+// released under a flag the break set is tagged by the loop's test, not
+// the flag's, and stays the join's guess.
+func (w *walker) releasedUnderTag(h Hold) bool {
+	for _, b := range w.fn.Blocks {
+		for _, instr := range b.Instrs {
+			c, ok := instr.(*ssa.Call)
+			if !ok {
+				continue
+			}
+			op, lv := w.e.classify(&c.Call)
+			if op != lockop.Unlock && op != lockop.RUnlock || w.e.lockPath(w.fn, lv) != h.Path {
+				continue
+			}
+			for a, depth := b.Idom(), 0; a != nil && depth < maxTagDepth; a, depth = a.Idom(), depth+1 {
+				if ifi, ok := lastIf(a); ok && w.sideHolds(ifi, b, h) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// condsText renders a hold's conditions with the walked function's
+// names for parameters and captured variables ("ecache != nil").
+func (w *walker) condsText(cs []cond) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = w.condText(c)
+	}
+	return strings.Join(parts, " and ")
+}
+
+func (w *walker) condText(c cond) string {
+	path, typ, _ := strings.Cut(c.key, "#")
+	path = w.sourcePath(path)
+	if strings.HasSuffix(typ, "!=nil") { // the flag `x != nil`
+		if c.neg == (c.val != nil && c.val.ExactString() == "true") {
+			return path + " == nil"
+		}
+		return path + " != nil"
+	}
+	return condText(cond{key: path, val: c.val, neg: c.neg})
+}
+
+// sourcePath replaces a path's root ("p3", "f0") by the name it has in
+// the walked function's source.
+func (w *walker) sourcePath(path string) string {
+	root, rest := rootOf(path)
+	var v ssa.Value
+	if i := paramIndex(root, "p"); i >= 0 && i < len(w.fn.Params) {
+		v = w.fn.Params[i]
+	} else if i := paramIndex(root, "f"); i >= 0 && i < len(w.fn.FreeVars) {
+		v = w.fn.FreeVars[i]
+	}
+	if v == nil {
+		return path
+	}
+	return v.Name() + rest
+}
+
+// sideHolds reports whether the side of ifi that leads to b is one where
+// h's condition holds.
+func (w *walker) sideHolds(ifi *ssa.If, b *ssa.BasicBlock, h Hold) bool {
+	succs := ifi.Block().Succs
+	var taken bool
+	switch {
+	case succs[0].Dominates(b):
+		taken = true
+	case succs[1].Dominates(b):
+		taken = false
+	default:
+		return false
+	}
+	for _, t := range w.condTests(ifi.Cond) {
+		if t.key != h.tagKey {
+			continue
+		}
+		val := t.val // on this side, key == val...
+		if t.eq != taken {
+			if val.Kind() != constant.Bool {
+				continue // ...or only differs from it
+			}
+			val = constant.MakeBool(!constant.BoolVal(val))
+		}
+		if sameConst(val, h.tagVal) != h.tagNeg {
+			return true
+		}
+	}
+	return false
+}
+
+// releasesClass reports whether the static callee of c releases a lock of
+// class (the caller's, which it then takes back: pebble's rotateWAL).
+func (w *walker) releasesClass(c *ssa.CallCommon, class string) bool {
+	sum := w.e.summaryOf(c.StaticCallee())
+	if sum == nil {
+		return false
+	}
+	for _, r := range sum.releases {
+		if r.Class == class {
+			return true
+		}
+	}
+	for _, t := range sum.takes {
+		if t.afterRelease && t.Class == class {
+			return true // taken back after letting the caller's lock go
+		}
+	}
+	return false
+}
