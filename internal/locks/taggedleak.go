@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/tools/go/ssa"
 
-	"github.com/confinelint/confinelint/internal/lockop"
 	"github.com/confinelint/confinelint/internal/objects"
 )
 
@@ -35,10 +34,32 @@ func (w *walker) taggedLeak(h Hold, r retState) bool {
 // relocked reports whether h was taken after an unlock of the same lock
 // that comes before it on every path: the caller's lock, let go around a
 // callback and taken back on one branch (`if cb != nil { mu.Unlock();
-// cb(); mu.Lock() }` in a function called with mu held).
+// cb(); mu.Lock() }` in a function called with mu held), directly or by
+// a helper at h's position.
 func (w *walker) relocked(h Hold) bool {
-	var unlocks []ssa.Instruction
-	var take ssa.Instruction
+	unlocks, takes, others := w.lockCalls(h.Path)
+	for _, c := range others {
+		if c.Pos() == h.Pos && w.releasesClass(&c.Call, h.Class) {
+			return true
+		}
+	}
+	for _, take := range takes {
+		if take.Pos() != h.Pos {
+			continue
+		}
+		for _, u := range unlocks {
+			if u.Block() == take.Block() && objects.InstrIndex(u.Block(), u) < objects.InstrIndex(take.Block(), take) ||
+				u.Block() != take.Block() && u.Block().Dominates(take.Block()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lockCalls sorts the walked function's calls: unlocks and locks of path,
+// and calls that are no lock operation.
+func (w *walker) lockCalls(path string) (unlocks, takes, others []*ssa.Call) {
 	for _, b := range w.fn.Blocks {
 		for _, instr := range b.Instrs {
 			c, ok := instr.(*ssa.Call)
@@ -46,29 +67,18 @@ func (w *walker) relocked(h Hold) bool {
 				continue
 			}
 			op, lv := w.e.classify(&c.Call)
-			if op == 0 && c.Pos() == h.Pos && w.releasesClass(&c.Call, h.Class) {
-				return true // a helper that lets the lock go and takes it back
-			}
-			if op == 0 || w.e.lockPath(w.fn, lv) != h.Path {
-				continue
-			}
-			if !op.Acquires() {
-				unlocks = append(unlocks, instr)
-			} else if c.Pos() == h.Pos {
-				take = instr
+			switch {
+			case op == 0:
+				others = append(others, c)
+			case w.e.lockPath(w.fn, lv) != path:
+			case op.Acquires():
+				takes = append(takes, c)
+			default:
+				unlocks = append(unlocks, c)
 			}
 		}
 	}
-	if take == nil {
-		return false
-	}
-	for _, u := range unlocks {
-		if u.Block() == take.Block() && objects.InstrIndex(u.Block(), u) < objects.InstrIndex(take.Block(), take) ||
-			u.Block() != take.Block() && u.Block().Dominates(take.Block()) {
-			return true
-		}
-	}
-	return false
+	return unlocks, takes, others
 }
 
 // maxTagDepth bounds the dominators searched for a release's test.
@@ -80,20 +90,11 @@ const maxTagDepth = 4
 // released under a flag the break set is tagged by the loop's test, not
 // the flag's, and stays the join's guess.
 func (w *walker) releasedUnderTag(h Hold) bool {
-	for _, b := range w.fn.Blocks {
-		for _, instr := range b.Instrs {
-			c, ok := instr.(*ssa.Call)
-			if !ok {
-				continue
-			}
-			op, lv := w.e.classify(&c.Call)
-			if op != lockop.Unlock && op != lockop.RUnlock || w.e.lockPath(w.fn, lv) != h.Path {
-				continue
-			}
-			for a, depth := b.Idom(), 0; a != nil && depth < maxTagDepth; a, depth = a.Idom(), depth+1 {
-				if ifi, ok := lastIf(a); ok && w.sideHolds(ifi, b, h) {
-					return true
-				}
+	unlocks, _, _ := w.lockCalls(h.Path)
+	for _, u := range unlocks {
+		for a, depth := u.Block().Idom(), 0; a != nil && depth < maxTagDepth; a, depth = a.Idom(), depth+1 {
+			if ifi, ok := lastIf(a); ok && w.sideHolds(ifi, u.Block(), h) {
+				return true
 			}
 		}
 	}
