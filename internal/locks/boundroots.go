@@ -77,8 +77,8 @@ func (e *engine) boundTaker(r *roots.Root, ops []chanOp, m takeMode) string {
 const maxQueued = 4
 
 // queuedTaker is boundTaker for the work a goroutine takes from a queue
-// (`todo := f.pendings[0]; todo(ctx)`, a job read from a slice, map or
-// channel the package fills): a function put there that takes a lock m
+// (`todo := f.pendings[0]; todo(ctx)`, a job read from a slice, map,
+// channel or field the package fills): a function put there that takes a lock m
 // blocks on, when the call reaches the opposite of one of ops (etcd's
 // FIFO scheduler, stopped under the store's lock while the running
 // compaction job waits for it).
@@ -96,8 +96,8 @@ func (e *engine) queuedTaker(r *roots.Root, ops []chanOp, m takeMode) string {
 	return ""
 }
 
-// queuedCall is a call of a func value read from a container, with the
-// functions the package puts there.
+// queuedCall is a call of a func value read from a container or field,
+// with the functions the package puts there.
 type queuedCall struct {
 	call *ssa.Call
 	fns  []*ssa.Function
