@@ -107,6 +107,7 @@ type resultOrigin int
 
 const (
 	resultNil   resultOrigin = iota // nil: no object
+	resultKept                      // made here and kept where the next call reads it
 	resultRead                      // read from memory, or from another accessor
 	resultFresh                     // made here and not kept: each call differs
 )
@@ -148,7 +149,7 @@ func resultKind(v ssa.Value) resultOrigin {
 			return resultRead // allowedInAccessor checked the callee
 		case *ssa.Alloc:
 			if keptInMap(x) {
-				return resultRead
+				return resultKept // the miss side of a lookup, not a lookup itself
 			}
 		}
 		return resultFresh

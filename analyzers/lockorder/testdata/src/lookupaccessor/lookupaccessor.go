@@ -128,3 +128,31 @@ func (p *pool) twoFresh(n int) {
 	defer c.Unlock()
 	p.touch(n)
 }
+
+type registry struct {
+	conns map[string]*conn
+}
+
+// register makes a connection and keeps it under its address, replacing
+// any before it: each call returns a new object.
+func (r *registry) register(addr string) *conn {
+	c := &conn{}
+	r.conns[addr] = c
+	return c
+}
+
+func (r *registry) dial(addr string) {
+	c := r.register(addr)
+	c.Lock()
+	c.n++
+	c.Unlock()
+}
+
+// redial holds a new connection and dials the address again: another
+// connection. Silent.
+func (r *registry) redial(addr string) {
+	c := r.register(addr)
+	c.Lock()
+	defer c.Unlock()
+	r.dial(addr)
+}
