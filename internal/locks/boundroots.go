@@ -115,11 +115,7 @@ func (e *engine) queuedCalls(fn *ssa.Function) []queuedCall {
 			if !ok || c.Call.IsInvoke() || c.Call.StaticCallee() != nil {
 				continue
 			}
-			called := c.Call.Value
-			if ld, ok := called.(*ssa.UnOp); ok && ld.Op == token.MUL {
-				called = ld.X // a captured variable's value
-			}
-			switch called.(type) {
+			switch calledValue(&c.Call).(type) {
 			case *ssa.Builtin, *ssa.Parameter, *ssa.FreeVar, *ssa.MakeClosure:
 				continue // a param call is boundTaker's; a closure runs where it is made
 			}
@@ -227,17 +223,12 @@ func (e *engine) goStatement(r *roots.Root) *ssa.Go {
 // receiverAt names the receiver of the walked function's method call at
 // pos (a blocking call into Stop or Wait), "" for none.
 func (w *walker) receiverAt(pos token.Pos) string {
-	for _, b := range w.fn.Blocks {
-		for _, instr := range b.Instrs {
-			c, ok := instr.(ssa.CallInstruction)
-			if !ok || c.Pos() != pos {
-				continue
-			}
-			if callee := c.Common().StaticCallee(); callee != nil && callee.Signature.Recv() != nil && len(c.Common().Args) > 0 {
-				return objectKey(c.Common().Args[0])
-			}
-			return ""
-		}
+	c := callAtPos(w.fn, pos, nil)
+	if c == nil {
+		return ""
+	}
+	if callee := c.Common().StaticCallee(); callee != nil && callee.Signature.Recv() != nil && len(c.Common().Args) > 0 {
+		return objectKey(c.Common().Args[0])
 	}
 	return ""
 }
@@ -328,22 +319,16 @@ func (e *engine) handedTaker(g *ssa.Function, m takeMode, depth int) *ssa.Functi
 
 // callAt finds fn's call of v at pos.
 func callAt(fn *ssa.Function, pos token.Pos, v ssa.Value) ssa.CallInstruction {
-	for _, b := range fn.Blocks {
-		for _, instr := range b.Instrs {
-			c, ok := instr.(ssa.CallInstruction)
-			if !ok || c.Pos() != pos {
-				continue
-			}
-			called := c.Common().Value
-			if ld, ok := called.(*ssa.UnOp); ok && ld.Op == token.MUL {
-				called = ld.X // a captured variable's value
-			}
-			if called == v {
-				return c
-			}
-		}
+	return callAtPos(fn, pos, func(c ssa.CallInstruction) bool { return calledValue(c.Common()) == v })
+}
+
+// calledValue is the func value c calls, seen through the load of a
+// captured variable's cell.
+func calledValue(c *ssa.CallCommon) ssa.Value {
+	if ld, ok := c.Value.(*ssa.UnOp); ok && ld.Op == token.MUL {
+		return ld.X
 	}
-	return nil
+	return c.Value
 }
 
 // reachesOpposite reports whether, in fn, some path from call (around

@@ -43,10 +43,19 @@ func (w *walker) loopTurnLeak(h Hold) bool {
 
 // blockAt returns the block of the walked function's call at pos.
 func (w *walker) blockAt(pos token.Pos) *ssa.BasicBlock {
-	for _, b := range w.fn.Blocks {
+	if c := callAtPos(w.fn, pos, nil); c != nil {
+		return c.Block()
+	}
+	return nil
+}
+
+// callAtPos returns fn's first call at pos that keep accepts (any, for a
+// nil keep), nil when there is none.
+func callAtPos(fn *ssa.Function, pos token.Pos, keep func(ssa.CallInstruction) bool) ssa.CallInstruction {
+	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
-			if _, call := instr.(ssa.CallInstruction); call && instr.Pos() == pos {
-				return b
+			if c, ok := instr.(ssa.CallInstruction); ok && c.Pos() == pos && (keep == nil || keep(c)) {
+				return c
 			}
 		}
 	}
