@@ -128,6 +128,9 @@
 //     its call of the function, the callee's branch to that call does
 //     not make it conditional (a call written on that branch would be a
 //     double lock too): only the passed function's take must be certain.
+//     Nor does a callee branch that is one failure (`if err != nil` on a
+//     call's error result; failpath.go): failures happen whatever the
+//     caller knows.
 //     Only a callee known exactly: the locks a
 //     candidate of an interface call holds around the call are a guess
 //     on top of another. sync.Once.Do runs its argument (the first

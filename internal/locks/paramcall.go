@@ -39,6 +39,10 @@ type paramCall struct {
 	// Elems: the call is of an element of Path, a slice of func values
 	// (paramelems.go).
 	Elems bool
+	// fail names the call whose failure is the one branch down to the
+	// call ("findAuthority"): a condition that holds sometimes whatever
+	// the caller knows (failpath.go).
+	fail string
 }
 
 // maxParamCalls bounds a summary's param calls.
@@ -82,7 +86,11 @@ func (w *walker) recordParamCall(v ssa.Value, pos token.Pos, s State) {
 	if p == "" {
 		return
 	}
-	w.info.addParamCall(paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep(), branch: w.branchStep(), Elems: elems})
+	pc := paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep(), branch: w.branchStep(), Elems: elems}
+	if pc.branch == 1 {
+		pc.fail = w.failureAt(w.blk)
+	}
+	w.info.addParamCall(pc)
 }
 
 // definite returns the holds that are held on every path, for a summary.
@@ -134,7 +142,11 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		via := pc.Via.push(name)
 		if own := w.calledParam(from, v); own != "" {
 			// Our own func value, passed on: our callers know it.
-			w.info.addParamCall(paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format, Elems: pc.Elems})
+			passed := paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format, Elems: pc.Elems}
+			if stepBranch == 0 {
+				passed.fail = pc.fail
+			}
+			w.info.addParamCall(passed)
 			continue
 		}
 		if pc.Format {
@@ -229,13 +241,18 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		must := ft.exact && c == 0
 		// Our own branch to the call is no condition of the double lock, as
 		// for a callee that takes it (callTakes): the call happens, or not.
-		steps, relock := tk.branch, ft.exact && tk.branch+branch-w.branchStep() == 0
+		// Nor is a failure that is the callee's one branch to it.
+		failStep := 0
+		if pc.fail != "" {
+			failStep = 1
+		}
+		steps, relock := tk.branch, ft.exact && tk.branch+branch-failStep-w.branchStep() == 0
 		if literal {
 			must = ft.exact && tk.cond-tk.own+pc.cond == 0
 			steps -= tk.ownBranch
 			// A literal checked under our state reports our locks
 			// inside itself (a range-over-func body).
-			relock = ft.exact && steps+pc.branch == 0 && !w.e.checkedUnderCaller(ft.fn)
+			relock = ft.exact && steps+pc.branch-failStep == 0 && !w.e.checkedUnderCaller(ft.fn)
 		}
 		relockedOurs := false
 		// A take on some paths of the passed function, each step down
@@ -247,6 +264,8 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		if somePaths {
 			relock = false
 			where = " (at " + tk.At + ", on the paths that call " + chain.last() + ")"
+		} else if relock && pc.fail != "" {
+			where = " (at " + tk.At + ", on the path where " + pc.fail + " fails)"
 		}
 		if w.report && h.Path != "" && ft.exact && (steps == 0 || somePaths) {
 			// Against a lock the callee holds at its call of the function,

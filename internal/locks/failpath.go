@@ -1,0 +1,122 @@
+package locks
+
+import (
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// A function given a callback may call it on a branch: a registry that
+// calls a watcher inline when the value is already there, a loader run
+// on a cache miss. Which branch runs depends on state its caller may
+// rule out, so such a call stays edges only against the caller's locks
+// (ok27watchbranch). A call on the path where an operation fails is not
+// like that: failures happen whatever the caller knows, and error paths
+// are the least exercised, which is where such deadlocks ship (grpc-go's
+// WatchRouteConfig calling the watcher inline on an unknown authority
+// while the watcher's caller holds its lock). So a param call whose only
+// condition is one failure (`if err != nil` on a call's error result)
+// names that failure, and the double lock is reported on that path.
+
+// failureAt returns the name of the call whose failure is the only
+// condition under which b runs in the walked function ("findAuthority"),
+// or "" when b runs under other conditions too.
+func (w *walker) failureAt(b *ssa.BasicBlock) string {
+	if b == nil {
+		return ""
+	}
+	for d := b.Idom(); d != nil; d = d.Idom() {
+		onFail, name := failureBranch(d)
+		if onFail == nil || !onFail.Dominates(b) {
+			continue
+		}
+		// The failure must be the one condition: the test itself runs
+		// on every path, and b on every path of the failure branch.
+		if w.stepAt(d) != 0 || avoidableUnder(onFail, b) {
+			return ""
+		}
+		return name
+	}
+	return ""
+}
+
+// failureBranch returns the successor of d taken when d tests a call's
+// error result against nil and it is not nil, with the call's name.
+func failureBranch(d *ssa.BasicBlock) (*ssa.BasicBlock, string) {
+	if len(d.Instrs) == 0 || len(d.Succs) != 2 {
+		return nil, ""
+	}
+	ifInstr, ok := d.Instrs[len(d.Instrs)-1].(*ssa.If)
+	if !ok {
+		return nil, ""
+	}
+	cmp, ok := ifInstr.Cond.(*ssa.BinOp)
+	if !ok || cmp.Op != token.NEQ && cmp.Op != token.EQL {
+		return nil, ""
+	}
+	x := cmp.X
+	if isNilConst(x) {
+		x = cmp.Y
+	} else if !isNilConst(cmp.Y) {
+		return nil, ""
+	}
+	name := failingCall(x)
+	if name == "" {
+		return nil, ""
+	}
+	if cmp.Op == token.NEQ {
+		return d.Succs[0], name
+	}
+	return d.Succs[1], name
+}
+
+// failingCall returns the name of the call whose error result v is.
+func failingCall(v ssa.Value) string {
+	if !types.Identical(v.Type(), types.Universe.Lookup("error").Type()) {
+		return ""
+	}
+	if ex, ok := v.(*ssa.Extract); ok {
+		v = ex.Tuple
+	}
+	call, ok := v.(*ssa.Call)
+	if !ok {
+		return ""
+	}
+	if call.Call.IsInvoke() {
+		return call.Call.Method.Name()
+	}
+	if fn := call.Call.StaticCallee(); fn != nil {
+		return fn.Name()
+	}
+	return ""
+}
+
+func isNilConst(v ssa.Value) bool {
+	c, ok := v.(*ssa.Const)
+	return ok && c.IsNil()
+}
+
+// avoidableUnder reports whether some path from under leaves the blocks
+// it dominates, or returns, without passing through b.
+func avoidableUnder(under, b *ssa.BasicBlock) bool {
+	seen := map[*ssa.BasicBlock]bool{under: true}
+	work := []*ssa.BasicBlock{under}
+	for len(work) > 0 {
+		cur := work[len(work)-1]
+		work = work[:len(work)-1]
+		if cur == b {
+			continue
+		}
+		if !under.Dominates(cur) || len(cur.Succs) == 0 {
+			return true
+		}
+		for _, s := range cur.Succs {
+			if !seen[s] {
+				seen[s] = true
+				work = append(work, s)
+			}
+		}
+	}
+	return false
+}
