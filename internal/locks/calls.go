@@ -527,6 +527,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			} else if c, same := w.sameCondition(old, tk, t); held && w.report && same && !inline && !old.Opaque {
 				old.Maybe = false
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there as here only where "+condText(c)+",")
+			} else if c, ok := w.decidedHere(tk, t, s); held && w.report && ok && !old.Maybe && !inline && !old.Opaque {
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there where "+w.condText(c)+", as it is here,")
 			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && (tk.branch+t.cond == 0 || relockSomePaths(tk, t) && !dynBranch && !w.writesShared(old.Pos, pos)) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
 			}
@@ -548,7 +550,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
 		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch}
-		if c, ok := w.whenInCaller(t, tk.when); ok && stepBranch == 0 && t.exact {
+		if c, ok := w.whenInCaller(t, tk.when); ok && t.exact && (stepBranch == 0 || stepBranch == 1 && w.onlyHere(c)) {
 			nt.when = &c
 		}
 		w.info.addTake(nt)

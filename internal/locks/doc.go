@@ -40,7 +40,8 @@
 //     re-lock on the next iteration [lock-leak]. A callee's take decided
 //     by one branch carries that condition up (take.when, when.go): a
 //     caller holding the lock only under the same condition re-locks it
-//     there [double-lock]. Annotations are must-hold, as checklocks: a guarded
+//     there, and so does one holding it where the walk knows the
+//     condition true [double-lock]. Annotations are must-hold, as checklocks: a guarded
 //     access or a call requiring a lock needs it on every path, and a
 //     maybe-held lock at a return is an inconsistent return state
 //     (returns.go lists what does not count; an unannotated lock taken

@@ -120,6 +120,12 @@ func (w *walker) condText(c cond) string {
 		}
 		return path + " != nil"
 	}
+	if c.val == nilConst {
+		if c.neg {
+			return path + " != nil"
+		}
+		return path + " == nil"
+	}
 	return condText(cond{key: path, val: c.val, neg: c.neg})
 }
 

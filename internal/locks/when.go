@@ -177,3 +177,44 @@ func condText(c cond) string {
 	}
 	return path + op + val
 }
+
+// decidedHere returns the callee's take condition, in this function's
+// paths, when the walk knows it true at the call: the callee takes the
+// lock only where err is not nil, and the caller passes err where it
+// tested it not nil (thanos' SyncMultiError.Add calling itself instead
+// of its inner list's Add). A field the function stores may have
+// changed since it was tested.
+func (w *walker) decidedHere(tk take, t *target, s State) (cond, bool) {
+	if tk.when == nil || tk.branch != 1 || t.cond != 0 || !t.exact {
+		return cond{}, false
+	}
+	c, ok := w.whenInCaller(t, tk.when)
+	if !ok || !condKnown(c, s) {
+		return cond{}, false
+	}
+	if path, _, _ := strings.Cut(c.key, "#"); strings.Contains(path, ".") && w.storesField(c.key) {
+		return cond{}, false
+	}
+	return c, true
+}
+
+// condKnown says whether s knows c true; a nil test is also known from
+// the walk's "!=nil" fact.
+func condKnown(c cond, s State) bool {
+	if known, holds := c.holdsIn(s); known {
+		return holds
+	}
+	if c.val != nilConst {
+		return false
+	}
+	v, ok := s.known(c.key + "!=nil")
+	return ok && v.Kind() == constant.Bool && constant.BoolVal(v) == c.neg
+}
+
+// onlyHere reports whether the walked block runs exactly where c holds:
+// a call on that branch keeps its callee's take under the one condition
+// (a function calling itself under the test its own take is under).
+func (w *walker) onlyHere(c cond) bool {
+	own := w.onlyWhen(w.blk)
+	return own != nil && own.same(c)
+}
