@@ -225,7 +225,14 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 	literal := ft.fn.Parent() != nil && ft.fn.Parent() == w.fn
 	for _, tk := range fsum.takes {
 		c := tk.cond + cond
-		if tk.afterRelease || c > maxCond || via.len()+1+tk.Via.len() > maxVia {
+		// A literal's own branches are this function's code, which
+		// records its edges on any branch: they do not count against
+		// the bound.
+		bounded := c
+		if literal {
+			bounded -= tk.own
+		}
+		if tk.afterRelease || bounded > maxCond || via.len()+1+tk.Via.len() > maxVia {
 			continue
 		}
 		chain := chainOf(append(append(via.names(), fname), tk.Via.names()...))
