@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/analysistest"
 
 	"github.com/confinelint/confinelint/analyzers/lockorder"
@@ -89,18 +90,9 @@ func TestCallResolution(t *testing.T) {
 // for a lock left held, at where it was taken).
 func TestImplicitReturnRelated(t *testing.T) {
 	results := analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, "checklocks_returns")
-	var related []string
-	for _, r := range results {
-		for _, d := range r.Diagnostics {
-			if !strings.Contains(d.Message, "at the implicit return") {
-				continue
-			}
-			for _, rel := range d.Related {
-				p := r.Pass.Fset.Position(rel.Pos)
-				related = append(related, fmt.Sprintf("%s:%d %s", filepath.Base(p.Filename), p.Line, rel.Message))
-			}
-		}
-	}
+	related := relatedLines(results, func(d analysis.Diagnostic, _ analysis.RelatedInformation) bool {
+		return strings.Contains(d.Message, "at the implicit return")
+	})
 	want := []string{
 		"implicit.go:12 the function returns here, at the end of its body",
 		"implicit.go:11 cache.mu released here",
@@ -114,4 +106,41 @@ func TestImplicitReturnRelated(t *testing.T) {
 	if !slices.Equal(related, want) {
 		t.Errorf("related information:\n got %q\nwant %q", related, want)
 	}
+}
+
+// TestCalleeLockRelated: a lock taken through a call is reported at the
+// call, and the related information also names the Lock in the callee,
+// for a lock-order witness and for a double lock.
+func TestCalleeLockRelated(t *testing.T) {
+	results := analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, "failpath", "interfunc")
+	related := relatedLines(results, func(_ analysis.Diagnostic, rel analysis.RelatedInformation) bool {
+		return strings.Contains(rel.Message, " locked ")
+	})
+	want := []string{
+		"watch.go:40 Owner.mu locked again here",
+		"interfunc.go:18 Store.index locked here",
+		"interfunc.go:29 Store.mu locked here",
+	}
+	for _, w := range want {
+		if !slices.Contains(related, w) {
+			t.Errorf("related information lacks %q; has %q", w, related)
+		}
+	}
+}
+
+// relatedLines renders the related information keep selects as
+// "file.go:12 message".
+func relatedLines(results []*analysistest.Result, keep func(analysis.Diagnostic, analysis.RelatedInformation) bool) []string {
+	var out []string
+	for _, r := range results {
+		for _, d := range r.Diagnostics {
+			for _, rel := range d.Related {
+				if keep(d, rel) {
+					p := r.Pass.Fset.Position(rel.Pos)
+					out = append(out, fmt.Sprintf("%s:%d %s", filepath.Base(p.Filename), p.Line, rel.Message))
+				}
+			}
+		}
+	}
+	return out
 }

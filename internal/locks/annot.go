@@ -191,17 +191,17 @@ func (w *walker) finishReturns() {
 			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && (released[h.Path] || w.deferredLeak(h.Path, outer)) && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && boolTry.path != h.Path && (!w.successReturn(r) || w.releasedOnSuccess(r, h.Path)) {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
-					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+					takenHops(h)...)
 			}
 			if w.report && !atEntry && !declared && !leaked[h.Path] && (released[h.Path] || w.unlocked[h.Path]) && w.taggedLeak(h, r) {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path where "+w.condsText(h.conds())+" (other paths release it)",
-					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+					takenHops(h)...)
 			}
 			if w.report && h.Maybe && (h.leaky || h.sureSide && w.loopTurnLeak(h)) && !h.Loop && !h.Lent && h.tagKey == "" && !h.Try && !atEntry && !declared && !leaked[h.Path] && !w.fresh(h.Path) {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on some paths into this return and released on others",
-					diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+					takenHops(h)...)
 			}
 			if d, ok := mustRelease[h.Path]; ok && w.report && !h.Maybe {
 				w.findAtReturn(r, "releases", d.Name+" is declared released but is still held on this return path")

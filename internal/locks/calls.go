@@ -425,6 +425,9 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 			}
 			if p, ok := w.calleePath(&t, a.Path); ok {
 				p = keyedAt(p, pos)
+				if !a.leaf.IsValid() {
+					a.leaf = a.Pos // the callee's own Lock, or nothing from facts
+				}
 				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)
 				a.Inferred = !w.e.declaresAcquire(t.fn)
 				s = s.with(a)
@@ -499,7 +502,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		}
 		via := tk.Via.push(name)
 		dynBranch := tk.dynBranch || t.dynamic && tk.branch > 0
-		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub, Fresh: tk.fresh}
+		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub, Fresh: tk.fresh, leaf: tk.leaf}
 		if h.Sub == "" {
 			h.Sub = w.argSub(tk.Path, t.vals)
 		}
@@ -549,7 +552,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if w.report {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch}
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch}
 		if c, ok := w.whenInCaller(t, tk.when); ok && t.exact && (stepBranch == 0 || stepBranch == 1 && w.onlyHere(c)) {
 			nt.when = &c
 		}

@@ -342,8 +342,12 @@ func witnessHops(x edge) []diag.Hop {
 	if x.handed != "" {
 		return []diag.Hop{{Pos: x.FromPos, What: x.handed}, {Pos: x.ToPos, What: x.Fn + " takes " + x.ToName}}
 	}
-	return []diag.Hop{
+	hops := []diag.Hop{
 		{Pos: x.FromPos, What: x.Fn + " holds " + x.FromName},
 		{Pos: x.ToPos, What: x.Fn + " takes " + x.ToName},
 	}
+	if x.ToLeaf.IsValid() {
+		hops = append(hops, diag.Hop{Pos: x.ToLeaf, What: x.ToName + " locked here"})
+	}
+	return hops
 }

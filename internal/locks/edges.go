@@ -12,9 +12,12 @@ import (
 
 // edge says lock class To was taken while From was held.
 type edge struct {
-	From, To         string // class keys
-	Fn               string // function where it happened
-	FromPos, ToPos   token.Pos
+	From, To       string // class keys
+	Fn             string // function where it happened
+	FromPos, ToPos token.Pos
+	// ToLeaf is where a callee takes To when ToPos is the call leading
+	// there (in this package), for related information.
+	ToLeaf           token.Pos
 	Witness          string // "in Broker.poll (broker.go:20 -> broker.go:22)"
 	FromName, ToName string
 	// FromSub, ToSub refine the classes (Hold.Sub): a cycle closes only
@@ -71,6 +74,9 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 		}
 		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,
 			declared: broken, test: site.test, must: must}
+		if h.leaf != site.pos {
+			x.ToLeaf = h.leaf
+		}
 		w.e.noteEnds(x.key(), edgeEnds{from: !o.Shared, to: !h.Shared})
 		w.noteEdgeGates(x, holds)
 		x.Fn = site.fn

@@ -129,6 +129,7 @@ type take struct {
 	Shared       bool
 	Pos          token.Pos  // acquisition or call site in this package
 	At           string     // "file.go:12" of the innermost acquisition
+	leaf         token.Pos  // the innermost acquisition, in this package only
 	Via          *callChain // functions called down to the acquisition
 	afterRelease bool       // taken after releasing a caller's lock
 	released     []string   // which: their paths (State.outerRel)

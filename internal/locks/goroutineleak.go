@@ -3,7 +3,6 @@ package locks
 import (
 	"golang.org/x/tools/go/ssa"
 
-	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/roots"
 )
 
@@ -51,7 +50,7 @@ func (w *walker) goroutineLeaks(reported map[string]bool) {
 			}
 			reported[h.Path] = true
 			w.findAtReturn(ret, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held when "+r.Describe()+" ends: nothing releases it, and every later Lock of it blocks",
-				diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+				takenHops(h)...)
 		}
 	}
 }

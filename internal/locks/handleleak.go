@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/tools/go/ssa"
 
-	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/lockop"
 	"github.com/confinelint/confinelint/internal/objects"
 )
@@ -47,7 +46,7 @@ func (w *walker) reportHandleLeaks(count map[string]int) {
 				continue // success without a handle: not this rule's
 			}
 			w.e.find(r.pos, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this failure return, which gives the caller no "+handle.Obj().Name()+": only its methods release "+h.Name,
-				diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+				takenHops(h)...)
 		}
 	}
 }

@@ -236,7 +236,7 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 			continue
 		}
 		chain := chainOf(append(append(via.names(), fname), tk.Via.names()...))
-		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub}
+		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub, leaf: tk.leaf}
 		if p, ok := w.calleePath(ft, tk.Path); ok && ft.exact && tk.Path != "" {
 			h.Path = p
 		}
@@ -294,7 +294,7 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		// A passed function that takes the lock on every path keeps its
 		// take sure for the callers' choice to call (relockSomePaths);
 		// its own branches are on what it is given (take.dynBranch).
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), branch: tk.branch + branch, ownBranch: w.branchStep(), Sub: h.Sub,
+		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), branch: tk.branch + branch, ownBranch: w.branchStep(), Sub: h.Sub,
 			leafSure: tk.leafSure && ft.exact && !tk.loose, dynBranch: tk.dynBranch || tk.branch > 0})
 	}
 }

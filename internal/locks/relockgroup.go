@@ -17,9 +17,9 @@ import (
 // positions, each silencing it as its own finding would. An exported or
 // locking function called under the lock is each caller's mistake: one
 // finding per call.
-func (e *engine) findRelock(at token.Pos, rule, what, since string, first diag.Hop) {
+func (e *engine) findRelock(at token.Pos, rule, what, since string, first ...diag.Hop) {
 	if !helperChain(what) {
-		e.find(at, rule, what+since, first)
+		e.find(at, rule, what+since, first...)
 		return
 	}
 	key := rule + "\x00" + what
@@ -30,7 +30,7 @@ func (e *engine) findRelock(at token.Pos, rule, what, since string, first diag.H
 		return
 	}
 	n := len(e.findings)
-	e.find(at, rule, what+since, first)
+	e.find(at, rule, what+since, first...)
 	if len(e.findings) > n {
 		if e.relocks == nil {
 			e.relocks = map[string]int{}

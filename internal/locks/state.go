@@ -16,6 +16,9 @@ type Hold struct {
 	Name   string // short class name for messages ("Broker.mu")
 	Shared bool   // held by RLock
 	Pos    token.Pos
+	// leaf: where a callee takes it (its Lock call), when Pos is the call
+	// leading there and both are in this package; for related information.
+	leaf token.Pos
 	// Maybe: held on some incoming paths only. Maybe-held locks produce no
 	// double-lock, leak or guard findings (a path-insensitive analysis
 	// cannot tell `if c { mu.Lock() } ... if c { mu.Unlock() }` from a

@@ -125,7 +125,7 @@ func (w *walker) acquire(h Hold, s State) State {
 	}
 	if w.final {
 		step, branch := w.condStep(), w.branchStep()
-		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), afterRelease: s.outer, released: s.outerRel, cond: step, own: step, branch: branch, ownBranch: branch, test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h), leafSure: step == 0}
+		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), leaf: h.Pos, afterRelease: s.outer, released: s.outerRel, cond: step, own: step, branch: branch, ownBranch: branch, test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h), leafSure: step == 0}
 		if branch == 1 {
 			tk.when = w.onlyWhen(w.blk)
 		}
@@ -142,27 +142,43 @@ func (w *walker) acquire(h Hold, s State) State {
 }
 
 // reportRelock reports taking h while old (same path) is held.
+// takenHops says where h was taken, and where a callee locked it when
+// that is another place in this package.
+func takenHops(h Hold) []diag.Hop {
+	hops := []diag.Hop{{Pos: h.Pos, What: h.Name + " taken here"}}
+	if h.leaf.IsValid() && h.leaf != h.Pos {
+		hops = append(hops, diag.Hop{Pos: h.leaf, What: h.Name + " locked here"})
+	}
+	return hops
+}
+
 func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	held := w.e.at(old.Pos)
-	first := diag.Hop{Pos: old.Pos, What: h.Name + " first taken here"}
+	first := []diag.Hop{{Pos: old.Pos, What: h.Name + " first taken here"}}
+	if old.leaf.IsValid() && old.leaf != old.Pos {
+		first = append(first, diag.Hop{Pos: old.leaf, What: h.Name + " first locked here"})
+	}
+	if h.leaf.IsValid() && h.leaf != at && h.leaf != old.Pos && h.leaf != old.leaf {
+		first = append(first, diag.Hop{Pos: h.leaf, What: h.Name + " locked again here"})
+	}
 	switch {
 	case old.Maybe && old.Loop && (w.unlocked[h.Path] || old.Inferred) && old.Shared && h.Shared:
 		// A read lock taken again on the next turn blocks only behind a
 		// waiting writer (a benchmark read-locking N times has none).
 		if wr := w.e.writerOf(h.Class); wr != "" {
-			w.e.find(at, "lock-leak", h.Name+" may still be read-locked from the previous loop iteration (taken at "+held+"): RLock on the next iteration deadlocks behind a waiting writer ("+wr+" write-locks it)", first)
+			w.e.find(at, "lock-leak", h.Name+" may still be read-locked from the previous loop iteration (taken at "+held+"): RLock on the next iteration deadlocks behind a waiting writer ("+wr+" write-locks it)", first...)
 		}
 	case old.Maybe && old.Loop && (w.unlocked[h.Path] || old.Inferred):
-		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first)
+		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first...)
 	case old.Maybe:
 	case old.Shared && h.Shared && w.e.noWriterDuringTest(w.fn, h.Class, at):
 		// A test's recursive read lock with no writer running meanwhile.
 	case old.Shared && h.Shared:
-		w.e.findRelock(at, "double-lock", "RLock of "+h.Name+via, " while already read-locked since "+held+": deadlocks behind a waiting writer", first)
+		w.e.findRelock(at, "double-lock", "RLock of "+h.Name+via, " while already read-locked since "+held+": deadlocks behind a waiting writer", first...)
 	case old.Shared:
-		w.e.findRelock(at, "lock-upgrade", "Lock of "+h.Name+via, " while read-locked since "+held+": a read lock cannot be upgraded, this deadlocks", first)
+		w.e.findRelock(at, "lock-upgrade", "Lock of "+h.Name+via, " while read-locked since "+held+": a read lock cannot be upgraded, this deadlocks", first...)
 	default:
-		w.e.findRelock(at, "double-lock", h.Name+" locked again"+via, " while held since "+held+": self-deadlock", first)
+		w.e.findRelock(at, "double-lock", h.Name+" locked again"+via, " while held since "+held+": self-deadlock", first...)
 	}
 }
 

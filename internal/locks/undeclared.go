@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/tools/go/ssa"
 
-	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/directive"
 	"github.com/confinelint/confinelint/internal/lockop"
 )
@@ -58,7 +57,7 @@ func (w *walker) reportUndeclaredAcquires(count map[string]int, declared map[str
 func (w *walker) reportUndeclaredAt(r retState, h Hold, when string) {
 	w.findAtReturn(r, "acquires", h.Name+" taken at "+w.e.at(h.Pos)+" is still held when the function returns"+when+", but the function does not declare it: "+
 		h.Name+" is annotated (a guard or a function names it), so declare //confined:"+acquireVerb(h)+" "+w.declaredName(h)+" (or +checklocksacquire) or release it",
-		diag.Hop{Pos: h.Pos, What: h.Name + " taken here"})
+		takenHops(h)...)
 }
 
 // undeclaredCandidate says whether hold h, left held on every return,
