@@ -108,7 +108,7 @@ var lockorderChecks = []Check{
 	{
 		Category: "inconsistent-return", Analyzer: "lockorder", Level: Error,
 		Title: "Different locks held on different return paths",
-		Text:  "A lock held when the function returns on some paths and not on others (or on some of the paths into one return), as gVisor checklocks reports it: callers cannot know whether to unlock. Reported once, at the function. Not counted: TryLock, a conditional lock with a conditional unlock of the same lock, a deferred unlock, a lock of a value returned to the caller or created in the function, locks with a declared effect (checked as acquires/releases), locks already reported as lock-leak, and, in a goroutine, a lock that the function starting it or one of its closures unlocks (handed over).",
+		Text:  "A lock held when the function returns on some paths and not on others (or on some of the paths into one return), as gVisor checklocks reports it: callers cannot know whether to unlock. Reported once, at the function. Not counted: TryLock, a conditional lock with a conditional unlock of the same lock, a second lock taken only when its object is not the first one's (`if a != b { b.mu.Lock() }`), a deferred unlock, a lock of a value returned to the caller or created in the function, locks with a declared effect (checked as acquires/releases), locks already reported as lock-leak, and, in a goroutine, a lock that the function starting it or one of its closures unlocks (handed over).",
 		Fix:   "Make every return path leave the same locks held: unlock on every path (defer), or take the lock on every path.",
 	},
 	{

@@ -222,3 +222,27 @@ func (w *walker) branch(ifi *ssa.If, taken bool, s State) (State, bool) {
 	}
 	return s, true
 }
+
+// knownDistinct reports whether the walk knows the objects at paths a and
+// b differ: a comparison of them, or of a field of each, known false.
+func (s State) knownDistinct(a, b string) bool {
+	for _, f := range s.facts {
+		if f.val != nil && f.val.Kind() == constant.Bool && !constant.BoolVal(f.val) && comparesObjects(f.key, a, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// comparesObjects reports whether key is a test of two values ("x==y"),
+// one the object at path a or under it, the other at b or under it.
+func comparesObjects(key, a, b string) bool {
+	kx, ky, ok := strings.Cut(key, "==")
+	if !ok {
+		return false
+	}
+	kx, _, _ = strings.Cut(kx, "#")
+	ky, _, _ = strings.Cut(ky, "#")
+	under := func(p, root string) bool { return p == root || strings.HasPrefix(p, root+".") }
+	return under(kx, a) && under(ky, b) || under(kx, b) && under(ky, a)
+}

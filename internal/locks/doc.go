@@ -50,7 +50,9 @@
 //     one type is not reported (lockdep would report same-class nesting;
 //     it is common and usually ordered by the program, e.g. by address).
 //     Same-class nesting also adds no order edge. Linked nodes share their
-//     owner: n.parent.tree.mu is n.tree.mu (linkedowner.go). A Locker the package
+//     owner: n.parent.tree.mu is n.tree.mu (linkedowner.go); two fields
+//     the package copies one into the other on an object are one object
+//     (cd.nextLevel = cd.thisLevel; siblingAlias). A Locker the package
 //     shows the origin of is that lock (objects.LockerOf): mu.RLocker()
 //     is mu's read side, a Cond's L the Locker given to sync.NewCond,
 //     also when the Cond or Locker is kept in a field every store into

@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"go/constant"
 	"go/token"
 	"go/types"
 	"slices"
@@ -271,11 +272,36 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		if w.inPlaceClosure() && w.callersChoice(h) {
 			return true
 		}
-		if w.argumentChoice(h) {
+		if w.argumentChoice(h) || otherObjectTake(h, r.state) {
 			return true
 		}
 		return w.resultPaths(r)[h.Path] || w.returned(h.Path, r) || !w.rootReaches(h.Path, r) || w.fresh(h.Path) || w.deferredUnlock(h.Path)
 	}
+}
+
+// otherObjectTake reports whether h is held exactly where its object is
+// not the one of another lock of its class held in s: the idiom that
+// locks two objects without locking one twice (`a.mu.Lock(); if a != b {
+// b.mu.Lock() }`, badger's lockLevels), which its unlock pairs with the
+// same test.
+func otherObjectTake(h Hold, s State) bool {
+	if !h.Maybe || h.tagVal == nil || h.tagVal.Kind() != constant.Bool || constant.BoolVal(h.tagVal) != h.tagNeg {
+		return false // not held exactly where the test is false
+	}
+	for _, o := range s.holds {
+		if o.Path != h.Path && o.Class == h.Class && !o.Maybe && comparesObjects(h.tagKey, objectOf(h.Path), objectOf(o.Path)) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectOf is the path of the object holding the lock at path p.
+func objectOf(p string) string {
+	if i := strings.LastIndexByte(p, '.'); i > 0 {
+		return p[:i]
+	}
+	return p
 }
 
 // inPlaceClosure reports whether the walked function is a closure checked

@@ -277,8 +277,41 @@ func (w *walker) copiedAlias(s State, h Hold) (Hold, string) {
 		if why := w.linkedOwner(o.Path, h.Path); why != "" {
 			return o, why
 		}
+		if why := w.siblingAlias(s, o.Path, h.Path); why != "" {
+			return o, why
+		}
 	}
 	return w.singletonHeld(s, h)
+}
+
+// siblingAlias explains why two paths that differ in one field of one
+// object (cd.thisLevel.mu, cd.nextLevel.mu) are one lock: the package
+// stores one of the fields into the other on an object (badger's Lmax to
+// Lmax compaction, `cd.nextLevel = cd.thisLevel`, then read-locking both
+// levels). Not where the walk knows the two differ (`if cd.thisLevel !=
+// cd.nextLevel`, or a field of each compared unequal).
+func (w *walker) siblingAlias(s State, a, b string) string {
+	ca, cb := strings.Split(a, "."), strings.Split(b, ".")
+	if len(ca) != len(cb) {
+		return ""
+	}
+	i := -1
+	for k := range ca {
+		if ca[k] != cb[k] {
+			if i >= 0 {
+				return ""
+			}
+			i = k
+		}
+	}
+	if i <= 0 || !token.IsIdentifier(ca[i]) || !token.IsIdentifier(cb[i]) {
+		return ""
+	}
+	at, ok := w.e.objs.SiblingCopy(ca[i], cb[i])
+	if !ok || s.knownDistinct(strings.Join(ca[:i+1], "."), strings.Join(cb[:i+1], ".")) {
+		return ""
+	}
+	return ", the same lock where " + cb[i] + " is " + ca[i] + ", as the package makes it (at " + w.e.at(at) + "),"
 }
 
 // underOtherName finds the hold an unlock of h releases when h's path is

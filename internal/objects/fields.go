@@ -333,3 +333,36 @@ func (x *Index) Copied(sub string) (pos token.Pos, copied bool) {
 	}
 	return pos, copied
 }
+
+// SiblingCopy reports where the package stores one field of an object
+// into another field of the same object (`cd.nextLevel = cd.thisLevel`),
+// fields named a and b in either direction: the two then name one object,
+// so a lock reached through each is one lock there.
+func (x *Index) SiblingCopy(a, b string) (pos token.Pos, copied bool) {
+	fo := x.fieldRecord()
+	for f, stores := range fo.stores {
+		if f.Name() != a && f.Name() != b {
+			continue
+		}
+		other := a
+		if f.Name() == a {
+			other = b
+		}
+		for _, st := range stores {
+			// The load itself, not what it is known to hold: the copy
+			// is what makes the two fields one.
+			u, isLoad := st.Val.(*ssa.UnOp)
+			if !isLoad || u.Op != token.MUL {
+				continue
+			}
+			from, ok := u.X.(*ssa.FieldAddr)
+			if !ok || lockop.FieldOf(from) == nil || lockop.FieldOf(from).Name() != other {
+				continue
+			}
+			if Underlying(from.X) == Underlying(st.Addr.(*ssa.FieldAddr).X) && (!copied || st.Pos() < pos) {
+				pos, copied = st.Pos(), true // the first, whatever the map's order
+			}
+		}
+	}
+	return pos, copied
+}
