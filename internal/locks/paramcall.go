@@ -43,6 +43,18 @@ type paramCall struct {
 	// call ("findAuthority"): a condition that holds sometimes whatever
 	// the caller knows (failpath.go).
 	fail string
+	// holder: where Held is held, when that is a caller that passed its
+	// own func value on, not Fn (AddCloser holding its lock across the
+	// c.Close() that calls it), for the edges' witness.
+	holder *paramHolder
+}
+
+// paramHolder is the function holding a param call's locks, the call it
+// makes there and the calls from it down to the func value's call.
+type paramHolder struct {
+	fn  string
+	pos token.Pos
+	via *callChain
 }
 
 // maxParamCalls bounds a summary's param calls.
@@ -142,9 +154,13 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		via := pc.Via.push(name)
 		if own := w.calledParam(from, v); own != "" {
 			// Our own func value, passed on: our callers know it.
-			passed := paramCall{Path: own, Held: append(definite(s.holds), held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format, Elems: pc.Elems}
+			ours := definite(s.holds)
+			passed := paramCall{Path: own, Held: append(ours, held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format, Elems: pc.Elems, holder: pc.holder}
 			if stepBranch == 0 {
 				passed.fail = pc.fail
+			}
+			if len(held) == 0 && len(ours) > 0 && pc.holder == nil {
+				passed.holder = &paramHolder{fn: w.e.funcName(w.fn), pos: pos, via: via}
 			}
 			w.info.addParamCall(passed)
 			continue
@@ -287,8 +303,14 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 			// the callee's locks to it (an inversion against our own
 			// order of them would be the same double lock again).
 			if !relockedOurs {
-				inner := chainOf(append([]string{fname}, tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
-				w.edgesFrom(held, h, edgeSite{fn: pc.Fn, pos: pc.Pos, via: inner, test: w.e.inTest(pos) || w.e.inTest(pc.Pos)}, must)
+				site := edgeSite{fn: pc.Fn, pos: pc.Pos}
+				var down []string
+				if pc.holder != nil {
+					site.fn, site.pos, down = pc.holder.fn, pc.holder.pos, pc.holder.via.names()
+				}
+				site.via = chainOf(append(append(down, fname), tk.Via.names()...)).text() + ", passed at " + w.e.at(pos)
+				site.test = w.e.inTest(pos) || w.e.inTest(site.pos)
+				w.edgesFrom(held, h, site, must)
 			}
 		}
 		// A passed function that takes the lock on every path keeps its
