@@ -5,6 +5,8 @@ import (
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // A function given a callback may call it on a branch: a registry that
@@ -56,9 +58,9 @@ func failureBranch(d *ssa.BasicBlock) (*ssa.BasicBlock, string) {
 		return nil, ""
 	}
 	x := cmp.X
-	if isNilConst(x) {
+	if objects.NilConstant(x) {
 		x = cmp.Y
-	} else if !isNilConst(cmp.Y) {
+	} else if !objects.NilConstant(cmp.Y) {
 		return nil, ""
 	}
 	name := failingCall(x)
@@ -90,11 +92,6 @@ func failingCall(v ssa.Value) string {
 		return fn.Name()
 	}
 	return ""
-}
-
-func isNilConst(v ssa.Value) bool {
-	c, ok := v.(*ssa.Const)
-	return ok && c.IsNil()
 }
 
 // avoidableUnder reports whether some path from under leaves the blocks

@@ -277,7 +277,7 @@ func (w *walker) copiedAlias(s State, h Hold) (Hold, string) {
 		if why := w.linkedOwner(o.Path, h.Path); why != "" {
 			return o, why
 		}
-		if why := w.siblingAlias(s, o.Path, h.Path); why != "" {
+		if why := w.siblingAlias(s, o.Path, h.Path, h.Class); why != "" {
 			return o, why
 		}
 	}
@@ -290,7 +290,7 @@ func (w *walker) copiedAlias(s State, h Hold) (Hold, string) {
 // Lmax compaction, `cd.nextLevel = cd.thisLevel`, then read-locking both
 // levels). Not where the walk knows the two differ (`if cd.thisLevel !=
 // cd.nextLevel`, or a field of each compared unequal).
-func (w *walker) siblingAlias(s State, a, b string) string {
+func (w *walker) siblingAlias(s State, a, b, class string) string {
 	ca, cb := strings.Split(a, "."), strings.Split(b, ".")
 	if len(ca) != len(cb) {
 		return ""
@@ -307,7 +307,7 @@ func (w *walker) siblingAlias(s State, a, b string) string {
 	if i <= 0 || !token.IsIdentifier(ca[i]) || !token.IsIdentifier(cb[i]) {
 		return ""
 	}
-	at, ok := w.e.objs.SiblingCopy(ca[i], cb[i])
+	at, ok := w.e.objs.SiblingCopy(ca[i], cb[i], class)
 	if !ok || s.knownDistinct(strings.Join(ca[:i+1], "."), strings.Join(cb[:i+1], ".")) {
 		return ""
 	}

@@ -4,6 +4,7 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -72,6 +73,9 @@ type fieldOrigins struct {
 	group   map[*types.Var]string          // built by groups
 	values  map[*ssa.Function]bool         // functions used as values, not only called
 	dynamic map[*types.Var]fieldTypes      // memo of FieldTypes
+	// siblings: stores of one field into another of the same object, by
+	// position; built on the first SiblingCopy.
+	siblings []siblingCopy
 }
 
 // fieldTypes is a FieldTypes answer.
@@ -336,19 +340,34 @@ func (x *Index) Copied(sub string) (pos token.Pos, copied bool) {
 
 // SiblingCopy reports where the package stores one field of an object
 // into another field of the same object (`cd.nextLevel = cd.thisLevel`),
-// fields named a and b in either direction: the two then name one object,
-// so a lock reached through each is one lock there.
-func (x *Index) SiblingCopy(a, b string) (pos token.Pos, copied bool) {
+// fields named a and b in either direction, of a type holding the lock of
+// class: the two then name one object, so that lock reached through each
+// is one lock there.
+func (x *Index) SiblingCopy(a, b, class string) (pos token.Pos, copied bool) {
 	fo := x.fieldRecord()
-	for f, stores := range fo.stores {
-		if f.Name() != a && f.Name() != b {
-			continue
+	if fo.siblings == nil {
+		fo.siblings = siblingCopies(fo.stores)
+	}
+	for _, c := range fo.siblings {
+		if (c.from.Name() == a && c.to.Name() == b || c.from.Name() == b && c.to.Name() == a) && holdsClass(c.to.Type(), class) {
+			return c.pos, true // the first by position
 		}
-		other := a
-		if f.Name() == a {
-			other = b
-		}
-		for _, st := range stores {
+	}
+	return token.NoPos, false
+}
+
+// siblingCopy is one store of a field's load into another field of the
+// same object.
+type siblingCopy struct {
+	from, to *types.Var
+	pos      token.Pos
+}
+
+// siblingCopies lists the package's sibling copies by position.
+func siblingCopies(stores map[*types.Var][]*ssa.Store) []siblingCopy {
+	out := []siblingCopy{}
+	for to, sts := range stores {
+		for _, st := range sts {
 			// The load itself, not what it is known to hold: the copy
 			// is what makes the two fields one.
 			u, isLoad := st.Val.(*ssa.UnOp)
@@ -356,13 +375,24 @@ func (x *Index) SiblingCopy(a, b string) (pos token.Pos, copied bool) {
 				continue
 			}
 			from, ok := u.X.(*ssa.FieldAddr)
-			if !ok || lockop.FieldOf(from) == nil || lockop.FieldOf(from).Name() != other {
+			if !ok || lockop.FieldOf(from) == nil || lockop.FieldOf(from) == to {
 				continue
 			}
-			if Underlying(from.X) == Underlying(st.Addr.(*ssa.FieldAddr).X) && (!copied || st.Pos() < pos) {
-				pos, copied = st.Pos(), true // the first, whatever the map's order
+			if Underlying(from.X) == Underlying(st.Addr.(*ssa.FieldAddr).X) {
+				out = append(out, siblingCopy{lockop.FieldOf(from), to, st.Pos()})
 			}
 		}
 	}
-	return pos, copied
+	sort.Slice(out, func(i, j int) bool { return out[i].pos < out[j].pos })
+	return out
+}
+
+// holdsClass reports whether t, or what it points to, is the named type
+// declaring the lock of class.
+func holdsClass(t types.Type, class string) bool {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	return ok && strings.HasPrefix(class, types.TypeString(n.Origin(), nil)+".")
 }
