@@ -11,11 +11,13 @@ import (
 // into f, an unexported interface-typed field, when every store is a
 // conversion of a concrete value: directly, or through a parameter of an
 // unexported function whose every call is a static call of the package
+// (in a package nothing imports, package main or a test-only package,
+// exported fields and functions count as unexported: only it can use them)
 // (`eventQueue{sink: sink}` in newEventQueue, called with &httpSink{}).
 // ok is false when some store's value is not known that way, or when
 // nothing is stored.
 func (x *Index) FieldTypes(f *types.Var) (dynamic []types.Type, ok bool) {
-	if f == nil || f.Exported() || !types.IsInterface(f.Type()) {
+	if f == nil || f.Exported() && x.closed == nil || !types.IsInterface(f.Type()) {
 		return nil, false
 	}
 	fo := x.fieldRecord()
@@ -69,7 +71,7 @@ func (x *Index) dynamicTypes(v ssa.Value, out *[]types.Type, depth int) bool {
 func (x *Index) paramTypes(p *ssa.Parameter, out *[]types.Type, depth int) bool {
 	fn := p.Parent()
 	fo := x.fieldRecord()
-	if fn.Parent() != nil || fn.Object() == nil || fn.Object().Exported() || fn.Signature.Recv() != nil || fo.values[fn] {
+	if fn.Parent() != nil || fn.Object() == nil || fn.Object().Exported() && x.closed == nil || fn.Signature.Recv() != nil || fo.values[fn] {
 		return false
 	}
 	i := slices.Index(fn.Params, p)
