@@ -1,7 +1,7 @@
 // Project: cilium/cilium (daemon/endpoint.go deleteEndpointQuiet; pkg/eventqueue/eventqueue.go;
-//          pkg/endpoint/events.go EndpointRevisionBumpEvent; pkg/endpoint/lock.go; pkg/endpoint/policy.go)
+// pkg/endpoint/events.go EndpointRevisionBumpEvent; pkg/endpoint/lock.go; pkg/endpoint/policy.go)
 // Issue: cilium/cilium#8678 "Deadlock in endpoint event queue"; fixed by cilium/cilium#8687
-//        "endpoint: fix deadlock when endpoint EventQueue is full" (v1.6 cycle, 2019).
+// "endpoint: fix deadlock when endpoint EventQueue is full" (v1.6 cycle, 2019).
 //
 // Bug: deleteEndpointQuiet takes the endpoint's write lock (ep.UnconditionalLock, line 297)
 // and, still holding it, stops the endpoint's EventQueue (ep.EventQueue.Stop, line 313).

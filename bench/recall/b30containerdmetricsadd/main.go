@@ -1,9 +1,9 @@
 // Project: containerd/containerd v1.6 (metrics/cgroups/v1/metrics.go Collector.Add/Collect,
-//          metrics/cgroups/v1/cgroups.go cgroupsMonitor.Monitor, services/tasks/local.go Create;
-//          vendored github.com/docker/go-metrics namespace.go, prometheus/client_golang registry)
+// metrics/cgroups/v1/cgroups.go cgroupsMonitor.Monitor, services/tasks/local.go Create;
+// vendored github.com/docker/go-metrics namespace.go, prometheus/client_golang registry)
 // Issue: containerd/containerd#6772 "containers stuck terminating / creating - many `runc init`
-//        processes"; fixed by containerd/containerd#6788 "metrics/cgroups: fix deadlock issue in
-//        Add during Collect" (backport #6801). Introduced in 1.6 by #5744 (per-task runtime labels).
+// processes"; fixed by containerd/containerd#6788 "metrics/cgroups: fix deadlock issue in
+// Add during Collect" (backport #6801). Introduced in 1.6 by #5744 (per-task runtime labels).
 //
 // Bug: lock-order inversion between the cgroups metrics Collector's RWMutex (v1.Collector, named
 // CgroupsCollector here) and the go-metrics Namespace mutex. The Collector is registered as a

@@ -1,7 +1,7 @@
 // Project: kubernetes/kubernetes (staging/src/k8s.io/apiserver/plugin/pkg/audit/dynamic/dynamic.go,
-//          dynamic audit backend, v1.13-v1.18)
+// dynamic audit backend, v1.13-v1.18)
 // Issue: kubernetes/kubernetes#80737 / #80965 (first reports), fixed by kubernetes/kubernetes#84483
-//        "Fix a double lock bug in staging/.../apiserver".
+// "Fix a double lock bug in staging/.../apiserver".
 //
 // Bug: the dynamic audit backend serialises changes to its delegate map with
 // backend.delegateUpdateMutex. The AuditSink informer's event handlers (AddFunc/UpdateFunc/

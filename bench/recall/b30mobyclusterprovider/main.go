@@ -1,9 +1,9 @@
 // Project: moby/moby, Docker 1.13 (daemon/cluster/cluster.go Cluster.Init/startNewNode/IsAgent;
-//          daemon/daemon.go Daemon.SetClusterProvider; daemon/container_operations.go connectToNetwork;
-//          vendored docker/libnetwork controller.go SetClusterProvider/isAgent, network.go driver/addEndpoint)
+// daemon/daemon.go Daemon.SetClusterProvider; daemon/container_operations.go connectToNetwork;
+// vendored docker/libnetwork controller.go SetClusterProvider/isAgent, network.go driver/addEndpoint)
 // Issue: moby/moby#29952 "[1.13] Deadlock in SetClusterProvider/libnetwork callbacks";
-//        fixed for 1.13 by moby/moby#30038 "Add workaround for possible SetClusterProvider deadlock"
-//        (master got the larger cluster-lock rework in moby/moby#28907).
+// fixed for 1.13 by moby/moby#30038 "Add workaround for possible SetClusterProvider deadlock"
+// (master got the larger cluster-lock rework in moby/moby#28907).
 //
 // Bug: lock-order inversion between the swarm Cluster's RWMutex and libnetwork's controller
 // mutex, reached through two interfaces. `docker swarm init` runs Cluster.Init, which takes the

@@ -1,7 +1,7 @@
 // Project: moby/swarmkit (manager/dispatcher/dispatcher.go: Dispatcher.Stop, Session, register,
-//          markNodeReady, Run, processUpdates; manager/dispatcher/nodes.go nodeStore)
+// markNodeReady, Run, processUpdates; manager/dispatcher/nodes.go nodeStore)
 // Issue: moby/swarmkit#2744 "[manager/dispatcher] Fix deadlock in dispatcher" (superseding #2742,
-//        Docker escalation 698; backported as #2753). Introduced with the rpcRW lock (#2664 era).
+// Docker escalation 698; backported as #2753). Introduced with the rpcRW lock (#2664 era).
 //
 // Bug: every dispatcher RPC holds d.rpcRW.RLock for its whole duration so that Stop can use
 // d.rpcRW.Lock as a barrier. Session -> register -> markNodeReady queues the node's READY
