@@ -113,10 +113,7 @@ func (w *walker) whenInCaller(t *target, c *cond) (cond, bool) {
 // field the condition reads (`c.batched = true` once locked turns the callee's
 // take off).
 func (w *walker) sameCondition(old Hold, tk take, t *target) (cond, bool) {
-	if tk.when == nil || tk.branch != 1 || t.cond != 0 || !t.exact {
-		return cond{}, false
-	}
-	c, ok := w.whenInCaller(t, tk.when)
+	c, ok := w.calleeCondition(tk, t)
 	if !ok || w.storesField(c.key) {
 		return cond{}, false
 	}
@@ -125,6 +122,17 @@ func (w *walker) sameCondition(old Hold, tk take, t *target) (cond, bool) {
 		return c, len(cs) == 1 && normalCond(cs[0]).same(c) && !old.Loop
 	}
 	return c, false
+}
+
+// calleeCondition returns the one branch condition that decides the
+// callee's take, in this function's paths, when the call runs that
+// callee for sure and on every path of its own (sameCondition,
+// decidedHere).
+func (w *walker) calleeCondition(tk take, t *target) (cond, bool) {
+	if tk.when == nil || tk.branch != 1 || t.cond != 0 || !t.exact {
+		return cond{}, false
+	}
+	return w.whenInCaller(t, tk.when)
 }
 
 // storesField reports whether the function stores to a field named as
@@ -185,10 +193,7 @@ func condText(c cond) string {
 // of its inner list's Add). A field the function stores may have
 // changed since it was tested.
 func (w *walker) decidedHere(tk take, t *target, s State) (cond, bool) {
-	if tk.when == nil || tk.branch != 1 || t.cond != 0 || !t.exact {
-		return cond{}, false
-	}
-	c, ok := w.whenInCaller(t, tk.when)
+	c, ok := w.calleeCondition(tk, t)
 	if !ok || !condKnown(c, s) {
 		return cond{}, false
 	}
