@@ -502,6 +502,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		}
 		via := tk.Via.push(name)
 		dynBranch := tk.dynBranch || t.dynamic && tk.branch > 0
+		// Every branch of the callee's down to the take a failure.
+		failOnly := tk.failed != "" && tk.branch > 0 && t.cond == 0 && t.exact && !tk.loose
 		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub, Fresh: tk.fresh, leaf: tk.leaf}
 		if h.Sub == "" {
 			h.Sub = w.argSub(tk.Path, t.vals)
@@ -525,6 +527,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
 			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.branch+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
+			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && failOnly && !w.failedOnHeld(tk, t, old) {
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")")
 			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && relockSomePaths(tk, t) && !w.writesShared(old.Pos, pos) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+", on the paths that call "+via.last()+")")
 			} else if c, same := w.sameCondition(old, tk, t); held && w.report && same && !inline && !old.Opaque {
@@ -532,8 +536,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there as here only where "+condText(c)+",")
 			} else if c, ok := w.decidedHere(tk, t, s); held && w.report && ok && !old.Maybe && !inline && !old.Opaque {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there where "+w.condText(c)+", as it is here,")
-			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && (tk.branch+t.cond == 0 || relockSomePaths(tk, t) && !dynBranch && !w.writesShared(old.Pos, pos)) {
-				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
+			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || relockSomePaths(tk, t) && !dynBranch && !w.writesShared(old.Pos, pos)) {
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")"+why)
 			}
 		} else if t.exact && w.report && !tk.afterRelease {
 			// A path the caller cannot name (a receiver bound where a
@@ -542,8 +546,8 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// some paths only when no callback's own branch decides.
 			inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
 			somePaths := relockSomePaths(tk, t) && !dynBranch
-			if old, why := w.singletonHeld(s, h); why != "" && !inline && (tk.branch+t.cond == 0 || somePaths && !w.writesShared(old.Pos, pos)) {
-				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")"+why)
+			if old, why := w.singletonHeld(s, h); why != "" && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || somePaths && !w.writesShared(old.Pos, pos)) {
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")"+why)
 			}
 		}
 		if over {
@@ -553,6 +557,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
 		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch}
+		w.failedTake(&nt, tk, t, stepBranch)
 		if c, ok := w.whenInCaller(t, tk.when); ok && t.exact && (stepBranch == 0 || stepBranch == 1 && w.onlyHere(c)) {
 			nt.when = &c
 		}
@@ -736,7 +741,7 @@ func (w *walker) condStep() int {
 // stepAt is condStep for an instruction in b.
 func (w *walker) stepAt(b *ssa.BasicBlock) int {
 	if w.retBlocks == nil {
-		w.retBlocks = returnBlocks(w.fn)
+		w.retBlocks = successReturns(w.fn, returnBlocks(w.fn))
 	}
 	if len(w.dead) > 0 || len(w.e.onceSkips(w.fn)) > 0 || w.nilGuard != nil {
 		if w.avoidable(b) {
@@ -805,7 +810,7 @@ func (w *walker) avoidableAll(in func(*ssa.BasicBlock) bool) bool {
 		return false
 	}
 	if w.retBlocks == nil {
-		w.retBlocks = returnBlocks(w.fn)
+		w.retBlocks = successReturns(w.fn, returnBlocks(w.fn))
 	}
 	skips := w.e.onceSkips(w.fn)
 	seen := make([]bool, len(w.fn.Blocks))

@@ -188,6 +188,12 @@
 //     places (`if tag == "" { return m.SeriesIDs() }; m.mu.RLock()`):
 //     takes conditional only by the function's own branches, whose blocks
 //     together lie on every path to a return, are certain (takesites.go).
+//     Nor is a guard clause that fails (`if key == "" { return
+//     errEmpty }`, `if err != nil { return err }`): a return that surely
+//     gives a non-nil error is not one a take must dominate to be
+//     certain, while a success return is left (failreturn.go). A take
+//     whose only branches down from a callee are failures is a double
+//     lock on that failure's path (failbranch.go).
 //     Order edges through
 //     calls use may-takes, but a take more than maxCond conditional steps
 //     or maxVia calls away propagates no further (debug and trace paths,

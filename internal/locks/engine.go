@@ -170,6 +170,10 @@ type take struct {
 	// through a func value or interface call, on what the callback was
 	// passed (an event's type) rather than on whether it is called.
 	dynBranch bool
+	// failed names a failure when some path down to the take branches
+	// only where calls fail (failbranch.go): "" when none does; failedOn
+	// is the path of the object whose state fails, "" when unknown.
+	failed, failedOn string
 }
 
 // Bounds on what a take propagates through calls (a may-acquire several
@@ -259,11 +263,16 @@ func (f *funcInfo) addTake(t take) {
 			certain := t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len())
 			fresh := o.fresh && t.fresh // fresh only if fresh at every take
 			branch := min(o.branch, t.branch)
+			failed := o
+			if o.failed == "" {
+				failed = t
+			}
 			if o.test && !t.test || o.test == t.test && certain {
 				f.takes[i] = t
 			}
 			f.takes[i].fresh = fresh
 			f.takes[i].branch = branch
+			f.takes[i].failed, f.takes[i].failedOn = failed.failed, failed.failedOn
 			if o.when == nil || t.when == nil || !o.when.same(*t.when) {
 				f.takes[i].when = nil
 			}

@@ -23,66 +23,82 @@ import (
 
 // failureAt returns the name of the call whose failure is the only
 // condition under which b runs in the walked function ("findAuthority"),
-// or "" when b runs under other conditions too.
-func (w *walker) failureAt(b *ssa.BasicBlock) string {
+// or "" when b runs under other conditions too; and the call.
+func (w *walker) failureAt(b *ssa.BasicBlock) (string, *ssa.Call) {
 	if b == nil {
-		return ""
+		return "", nil
 	}
 	for d := b.Idom(); d != nil; d = d.Idom() {
-		onFail, name := failureBranch(d)
+		onFail, call := failureBranch(d)
 		if onFail == nil || !onFail.Dominates(b) {
 			continue
 		}
 		// The failure must be the one condition: the test itself runs
 		// on every path, and b on every path of the failure branch.
 		if w.stepAt(d) != 0 || avoidableUnder(onFail, b) {
-			return ""
+			return "", nil
 		}
-		return name
+		return callName(call), call
 	}
-	return ""
+	return "", nil
 }
 
 // failureBranch returns the successor of d taken when d tests a call's
-// error result against nil and it is not nil, with the call's name.
-func failureBranch(d *ssa.BasicBlock) (*ssa.BasicBlock, string) {
+// error result against nil and it is not nil, with the call.
+func failureBranch(d *ssa.BasicBlock) (*ssa.BasicBlock, *ssa.Call) {
+	x, onNonNil := nilTest(d)
+	if x == nil {
+		return nil, nil
+	}
+	call := failingCall(x)
+	if callName(call) == "" {
+		return nil, nil
+	}
+	return onNonNil, call
+}
+
+// nilTest returns the value d's branch compares with nil and the
+// successor taken when it is not nil; nil when d ends in no such test.
+func nilTest(d *ssa.BasicBlock) (ssa.Value, *ssa.BasicBlock) {
 	if len(d.Instrs) == 0 || len(d.Succs) != 2 {
-		return nil, ""
+		return nil, nil
 	}
 	ifInstr, ok := d.Instrs[len(d.Instrs)-1].(*ssa.If)
 	if !ok {
-		return nil, ""
+		return nil, nil
 	}
 	cmp, ok := ifInstr.Cond.(*ssa.BinOp)
 	if !ok || cmp.Op != token.NEQ && cmp.Op != token.EQL {
-		return nil, ""
+		return nil, nil
 	}
 	x := cmp.X
 	if objects.NilConstant(x) {
 		x = cmp.Y
 	} else if !objects.NilConstant(cmp.Y) {
-		return nil, ""
-	}
-	name := failingCall(x)
-	if name == "" {
-		return nil, ""
+		return nil, nil
 	}
 	if cmp.Op == token.NEQ {
-		return d.Succs[0], name
+		return x, d.Succs[0]
 	}
-	return d.Succs[1], name
+	return x, d.Succs[1]
 }
 
-// failingCall returns the name of the call whose error result v is.
-func failingCall(v ssa.Value) string {
+// failingCall returns the call whose error result v is, or nil.
+func failingCall(v ssa.Value) *ssa.Call {
 	if !types.Identical(v.Type(), types.Universe.Lookup("error").Type()) {
-		return ""
+		return nil
 	}
 	if ex, ok := v.(*ssa.Extract); ok {
 		v = ex.Tuple
 	}
-	call, ok := v.(*ssa.Call)
-	if !ok {
+	call, _ := v.(*ssa.Call)
+	return call
+}
+
+// callName is the name of the method or function call calls, "" when it
+// has none (a func value).
+func callName(call *ssa.Call) string {
+	if call == nil {
 		return ""
 	}
 	if call.Call.IsInvoke() {

@@ -100,7 +100,7 @@ func (w *walker) recordParamCall(v ssa.Value, pos token.Pos, s State) {
 	}
 	pc := paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep(), branch: w.branchStep(), Elems: elems}
 	if pc.branch == 1 {
-		pc.fail = w.failureAt(w.blk)
+		pc.fail, _ = w.failureAt(w.blk)
 	}
 	w.info.addParamCall(pc)
 }

@@ -62,6 +62,9 @@ func (w *walker) summaryFor(t *target, s State) *funcInfo {
 func (w *walker) valueAtCall(v ssa.Value, owner *ssa.Function, s State) (constant.Value, bool) {
 	v = cellValue(v)
 	if c, ok := objects.Underlying(v).(*ssa.Const); ok {
+		if c.IsNil() {
+			return nilConst, true // `closeWithError(nil)` reaching `if err != nil`
+		}
 		return c.Value, c.Value != nil && c.Value.Kind() != constant.Unknown
 	}
 	if owner != nil && owner != w.fn {

@@ -128,6 +128,7 @@ func (w *walker) acquire(h Hold, s State) State {
 		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), leaf: h.Pos, afterRelease: s.outer, released: s.outerRel, cond: step, own: step, branch: branch, ownBranch: branch, test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h), leafSure: step == 0}
 		if branch == 1 {
 			tk.when = w.onlyWhen(w.blk)
+			tk.failed, tk.failedOn = w.failureHere()
 		}
 		w.info.addTake(tk)
 		w.noteSite(tk)
