@@ -535,7 +535,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 				old.Maybe = false
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there as here only where "+condText(c)+",")
 			} else if c, ok := w.decidedHere(tk, t, s); held && w.report && ok && !old.Maybe && !inline && !old.Opaque {
-				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there where "+w.condText(c)+", as it is here,")
+				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there where "+w.decidedText(c, s)+",")
 			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || relockSomePaths(tk, t) && !dynBranch && !w.writesShared(old.Pos, pos)) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")"+why)
 			}

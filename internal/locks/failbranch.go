@@ -78,7 +78,7 @@ func onlyFails(fn *ssa.Function, s *ssa.BasicBlock) bool {
 	for len(work) > 0 {
 		cur := work[len(work)-1]
 		work = work[:len(work)-1]
-		if !s.Dominates(cur) {
+		if !s.Dominates(cur) || len(cur.Instrs) == 0 {
 			return false
 		}
 		if _, ok := cur.Instrs[len(cur.Instrs)-1].(*ssa.Return); ok {

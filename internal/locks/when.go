@@ -212,8 +212,41 @@ func condKnown(c cond, s State) bool {
 	if c.val != nilConst {
 		return false
 	}
+	if c.neg && holdsInside(s, c.key) {
+		return true
+	}
 	v, ok := s.known(c.key + "!=nil")
 	return ok && v.Kind() == constant.Bool && constant.BoolVal(v) == c.neg
+}
+
+// decidedText says why c, a callee's condition, holds here: "a != nil,
+// as it is here", or, for a nil test known from a lock held inside the
+// object, "the Account is not nil, as its lock held here shows".
+func (w *walker) decidedText(c cond, s State) string {
+	if !(c.val == nilConst && c.neg && holdsInside(s, c.key)) {
+		return w.condText(c) + ", as it is here"
+	}
+	path, typ, _ := strings.Cut(c.key, "#")
+	name := w.sourcePath(path)
+	if strings.ContainsAny(name, ":[]()") {
+		typ = strings.TrimLeft(typ, "*")
+		name = "the " + typ[strings.LastIndexByte(typ, '.')+1:]
+	}
+	return name + " is not nil, as its lock held here shows"
+}
+
+// holdsInside reports whether s holds a lock inside the object at path
+// key: a lock of a nil pointer's struct cannot have been taken, so key
+// is not nil (a method's `if a == nil { return }` guard, called on the
+// account whose lock the caller holds).
+func holdsInside(s State, key string) bool {
+	path, _, _ := strings.Cut(key, "#")
+	for _, h := range s.holds {
+		if !h.Maybe && path != "" && strings.HasPrefix(h.Path, path+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyHere reports whether the walked block runs exactly where c holds:
