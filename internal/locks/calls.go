@@ -5,6 +5,7 @@ import (
 	"go/types"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -491,6 +492,10 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	// A take reached through a function of a _test.go file (a test's
 	// fake behind a production interface) exists in test builds only.
 	viaTest := w.e.inTest(t.fn.Pos())
+	var failure func() (string, string) // the call's own failure branch, if any
+	if stepBranch > 0 && t.cond == 0 {
+		failure = sync.OnceValues(w.failureHere)
+	}
 	for _, tk := range sum.takes {
 		tk.test = tk.test || viaTest
 		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact, several: tk.several || t.several}
@@ -557,7 +562,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
 		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch}
-		w.failedTake(&nt, tk, t, stepBranch)
+		w.failedTake(&nt, tk, t, failure)
 		if c, ok := w.whenInCaller(t, tk.when); ok && t.exact && (stepBranch == 0 || stepBranch == 1 && w.onlyHere(c)) {
 			nt.when = &c
 		}

@@ -100,14 +100,16 @@ func onlyFails(fn *ssa.Function, s *ssa.BasicBlock) bool {
 // failedTake sets what nt, the take through callee t of its take tk at
 // the walked instruction, keeps of a failure (take.failed): the callee's,
 // when its take branches only on failures, and this function's own
-// branch to the call, if any, a failure too.
-func (w *walker) failedTake(nt *take, tk take, t *target, stepBranch int) {
+// branch to the call, if any, a failure too. site is failureHere for the
+// call, computed once for all of its takes; nil when the call is not on
+// a branch of ours or t.cond rules failures out.
+func (w *walker) failedTake(nt *take, tk take, t *target, site func() (string, string)) {
 	if t.cond != 0 || tk.branch > 0 && tk.failed == "" {
 		return
 	}
 	here, on := "", ""
-	if stepBranch > 0 {
-		if here, on = w.failureHere(); here == "" {
+	if site != nil {
+		if here, on = site(); here == "" {
 			return
 		}
 	}
