@@ -60,11 +60,14 @@ func (f *funcInfo) addChan(op chanOp) {
 func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) {
 	switch x := instr.(type) {
 	case *ssa.Send:
-		op := chanOp{Key: w.e.chanKey(w.fn, x.Chan, 0), Send: true}
-		if w.checksOccupancy(op.Key) {
-			return []chanOp{op}, ""
+		for _, key := range w.e.sendKeys(w.fn, x.Chan) {
+			op := chanOp{Key: key, Send: true}
+			if w.checksOccupancy(op.Key) {
+				return []chanOp{op}, ""
+			}
+			ops = append(ops, op)
 		}
-		return []chanOp{op}, "channel send"
+		return ops, "channel send"
 	case *ssa.UnOp:
 		if x.Op == token.ARROW {
 			op := chanOp{Key: w.e.chanKey(w.fn, x.X, 0), Send: false}
@@ -570,6 +573,32 @@ func (e *engine) elemChanKey(srcs []objects.Placed, depth int) string {
 		key = k
 	}
 	return key
+}
+
+// sendKeys lists the channels a send may be on: the one chanKey names,
+// or, for an element of a container filled from several (a notifier's
+// subscribers: `for _, ch := range events[name] { ch <- ev }`), each of
+// them, as the cases of a select are: the send waits for the receiver of
+// whichever it is on.
+func (e *engine) sendKeys(fn *ssa.Function, v ssa.Value) []string {
+	if k := e.chanKey(fn, v, 0); k != "" {
+		return []string{k}
+	}
+	srcs, ok := e.objs.ElemSources(fn, v)
+	if !ok {
+		return []string{""}
+	}
+	var keys []string
+	for _, src := range srcs {
+		k := e.chanKey(src.Fn, src.Val, 1)
+		if k == "" {
+			return []string{""}
+		}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // returnedChanKey is the channel a call returns when every package

@@ -327,6 +327,18 @@ const maxContainerDepth = 4
 // a slice field's elements and the field itself are kept apart.
 type elemKey struct{ of any }
 
+// innerKey names a container kept as an element of outer (the slice of
+// subscribers one key of a map holds: `m[k] = append(m[k], ch)`, `for _,
+// ch := range m[k]`): the elements of outer's elements, when outer lives
+// in a field or package var; nil otherwise.
+func (x *Index) innerKey(outer ssa.Value, depth int) any {
+	k, ok := x.containerKey(outer, depth+1).(elemKey)
+	if _, local := k.of.(ssa.Value); !ok || local {
+		return nil
+	}
+	return elem(k)
+}
+
 // containerKey names the container (map, slice or array) v is, by where it
 // lives: a field or package var it is read from or stored into, or,
 // for a local container, the value itself. A fresh container (a literal,
@@ -345,6 +357,24 @@ func (x *Index) containerKey(v ssa.Value, depth int) any {
 				return elem(keyOrNil(lockop.FieldOf(a)))
 			case *ssa.Global:
 				return elem(a.Object())
+			case *ssa.IndexAddr:
+				if k := x.innerKey(a.X, depth); k != nil {
+					return k
+				}
+			}
+		}
+	case *ssa.Lookup:
+		if k := x.innerKey(c.X, depth); k != nil {
+			return k
+		}
+	case *ssa.Index:
+		if k := x.innerKey(c.X, depth); k != nil {
+			return k
+		}
+	case *ssa.Extract:
+		if l, ok := c.Tuple.(*ssa.Lookup); ok && c.Index == 0 {
+			if k := x.innerKey(l.X, depth); k != nil {
+				return k
 			}
 		}
 	case *ssa.Field:
@@ -386,6 +416,13 @@ func (x *Index) containerKey(v ssa.Value, depth int) any {
 			case *ssa.Slice:
 				if r.X == v {
 					return x.containerKey(r, depth+1)
+				}
+			case *ssa.MapUpdate:
+				if r.Value != v {
+					continue
+				}
+				if k := x.innerKey(r.Map, depth); k != nil {
+					return k
 				}
 			case *ssa.Call:
 				if b, ok := r.Call.Value.(*ssa.Builtin); ok && b.Name() == "append" && len(r.Call.Args) == 2 && r.Call.Args[1] == v {
