@@ -19,7 +19,7 @@ import (
 var scenarios = []string{
 	"inversion", "interfunc", "doublelock", "leak", "unlock", "deferlock", "trylock", "guarded", "annotated", "atomics", "crossa", "crossb", "methodvalue", "callback", "ifacecall", "blocking", "checklocks", "rangefunc", "alias",
 	// Precision on real code: each must stay silent on its correct code.
-	"accidentiface", "subclass", "mayacquire", "deepchain", "bufferedchan", "unblocker", "loopvariant", "freshleak", "unpublished", "tworoles", "capturedcell", "branches", "tryacquire", "cyclegroups", "teststaged", "handleiface", "handover", "gatelock", "recursiveread", "unblockfirst", "composite", "handleleak", "accessor", "mainunblock", "wrapperfields", "readwait", "twopaths", "retake", "mergedleak", "looprelock", "backpointer", "crosspublish", "handoverhand", "onceguard", "getter", "lookupaccessor", "paramcallbranch", "failpath", "closedfield", "iterations", "readinversion", "samecondition", "dispatcha", "dispatchb", "releasefunc", "testmodel", "somepaths", "guardclause", "failbranch",
+	"accidentiface", "subclass", "mayacquire", "deepchain", "bufferedchan", "unblocker", "loopvariant", "freshleak", "unpublished", "tworoles", "capturedcell", "branches", "tryacquire", "cyclegroups", "teststaged", "handleiface", "handover", "gatelock", "recursiveread", "unblockfirst", "composite", "handleleak", "accessor", "mainunblock", "wrapperfields", "readwait", "twopaths", "retake", "mergedleak", "looprelock", "backpointer", "crosspublish", "handoverhand", "onceguard", "getter", "lookupaccessor", "paramcallbranch", "failpath", "closedfield", "iterations", "readinversion", "samecondition", "heldresult", "dispatcha", "dispatchb", "releasefunc", "testmodel", "somepaths", "guardclause", "failbranch",
 }
 
 func TestScenarios(t *testing.T) {

@@ -255,6 +255,7 @@ func (w *walker) finishReturns() {
 		}
 	}
 	w.summarizeReleaseFuncs()
+	w.info.resultLocks = w.inferResultLocks()
 	// A caller's lock released inside counts only if no return path holds
 	// it again (release, work, re-acquire is no net effect).
 	kept := w.info.releases[:0]

@@ -405,8 +405,9 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				w.noteUnlock(p, pos)
 				if _, held := s.find(p); !held {
 					if w.final {
-						w.info.addRelease(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
-						w.info.addUnlock(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared})
+						h := byClass(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared, Keyed: r.Keyed || w.keyedArg(&t, r)})
+						w.info.addRelease(h)
+						w.info.addUnlock(h)
 					}
 					s = s.releasedOuter(p)
 				}
@@ -429,6 +430,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				if !a.leaf.IsValid() {
 					a.leaf = a.Pos // the callee's own Lock, or nothing from facts
 				}
+				a.Keyed = a.Keyed || w.keyedArg(&t, a)
 				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)
 				a.Inferred = !w.e.declaresAcquire(t.fn)
 				s = s.with(a)
@@ -844,6 +846,16 @@ func (w *walker) avoidableAll(in func(*ssa.BasicBlock) bool) bool {
 // argument or binding created here and the lock lies inside it (reached
 // through value fields only): see Hold.Obj.
 func (w *walker) calleeObj(t *target, path string) ssa.Value {
+	if v := calleeArg(t, path); v != nil {
+		return w.e.objs.Origin(w.fn, v)
+	}
+	return nil
+}
+
+// calleeArg is the caller's value for the object whose lock a callee's
+// path names inside one of its parameters or bindings, nil when the lock
+// is not inside that object.
+func calleeArg(t *target, path string) ssa.Value {
 	root, rest := rootOf(path)
 	var v ssa.Value
 	if i := paramIndex(root, "p"); i >= 0 && i < len(t.vals) {
@@ -854,7 +866,16 @@ func (w *walker) calleeObj(t *target, path string) ssa.Value {
 	if v == nil || !lockop.InsideObject(v.Type(), rest) {
 		return nil
 	}
-	return w.e.objs.Origin(w.fn, v)
+	return v
+}
+
+// keyedArg reports whether a lock a callee leaves held inside its
+// receiver or argument is one key's lock for the caller: the argument is
+// an element looked up in a container (nameLock.Lock() for a wrapper
+// lockCtr looked up in l.locks[name]), as a direct Lock of it would be.
+func (w *walker) keyedArg(t *target, a Hold) bool {
+	v := calleeArg(t, a.Path)
+	return a.Class != "" && v != nil && lockop.Keyed(v)
 }
 
 // argSub refines a callee's take of a lock directly in a parameter's

@@ -343,7 +343,7 @@ func witnessHops(x edge) []diag.Hop {
 		return []diag.Hop{{Pos: x.FromPos, What: x.handed}, {Pos: x.ToPos, What: x.Fn + " takes " + x.ToName}}
 	}
 	hops := []diag.Hop{
-		{Pos: x.FromPos, What: x.Fn + " holds " + x.FromName},
+		{Pos: x.FromPos, What: x.Fn + " holds " + x.FromName + x.fromWhere},
 		{Pos: x.ToPos, What: x.Fn + " takes " + x.ToName},
 	}
 	if x.ToLeaf.IsValid() {

@@ -22,7 +22,10 @@
 // # Decisions where the contract is silent
 //
 //   - Joins: a lock held on some incoming paths only is "maybe held". Maybe
-//     holds produce no double-lock findings or order edges. The walk
+//     holds produce no double-lock findings or order edges, but one held
+//     exactly where a parameter's own value says (`if first { mu.Lock();
+//     defer mu.Unlock() }`) orders what is taken after the merge
+//     (edges.go, heldWhere). The walk
 //     follows branch conditions (cond.go): a maybe-hold is tagged with the
 //     condition that told the merged paths apart, and a later branch on
 //     the same value (by path: two loads of one flag agree) makes it
@@ -69,7 +72,9 @@
 //     A helper that leaves one key's lock held, or releases it, under a
 //     path its caller cannot name has that effect by class (keyed.go):
 //     two keys are two locks (no double lock), the order against other
-//     classes counts.
+//     classes counts. A lock a callee takes or releases inside its
+//     receiver or argument is one key's when that value is an element
+//     (a wrapper's Lock method on the wrapper looked up: keyedArg).
 //   - Leaks: a lock taken here, definitely held on one return path and
 //     definitely released on another, leaks on the first; so does one
 //     held for sure on one path and released for sure on another where
@@ -83,7 +88,10 @@
 //     reporting success (nil error, or a non-nil handle) and released on
 //     the others is acquired on success (tryacquire.go, Clang's
 //     TRY_ACQUIRE): callers hold it where their test of the result says
-//     success. Locks taken by TryLock and locks whose unlock is handed to
+//     success. A lock held, on every return giving a result not nil,
+//     inside that result (a lookup that locks the entry it found) is
+//     held in the call's value (resultheld.go; not exported).
+//     Locks taken by TryLock and locks whose unlock is handed to
 //     a closure passed to a call or to a started goroutine are not leaks.
 //     Panicking paths (the recover block) are not return paths.
 //   - Unlock not held: only when the same path was unlocked before on every

@@ -23,6 +23,9 @@ type edge struct {
 	// FromSub, ToSub refine the classes (Hold.Sub): a cycle closes only
 	// through locks that can be the same ("" matches any).
 	FromSub, ToSub string
+	// fromWhere: " where first is true" when From is held only where a
+	// condition holds (Hold.heldWhere).
+	fromWhere string
 	// declared: the edge breaks a //confined:before order, already
 	// reported as such; cycles through it are not reported again.
 	declared bool
@@ -63,7 +66,7 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 		return
 	}
 	for _, o := range holds {
-		if o.Maybe || o.Class == "" || o.Class == h.Class {
+		if o.Maybe && !w.heldWhere(o) || o.Class == "" || o.Class == h.Class {
 			continue
 		}
 		broken := w.checkBefore(o, h, site.pos) // a declared order holds even for private locks
@@ -88,12 +91,40 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 	}
 }
 
+// heldWhere reports whether a maybe-hold is held exactly where a
+// condition on a parameter holds (a lock taken and its unlock deferred
+// under `if first {`): what is taken after the branches merge is taken under it on
+// the path where the condition holds, as inside the branch. Not a lock
+// held only around a loop's back edge, lent, tried or released on the
+// other path; not one held on entry, whose condition is its caller's;
+// not for a take in a defer registered on some paths only, whose running
+// is itself a guess.
+func (w *walker) heldWhere(h Hold) bool {
+	if _, atEntry := w.entry.find(h.Path); atEntry || w.maybeDefer {
+		return false // tagged in another frame (a closure run in place)
+	}
+	return paramCond(h.tagKey) && (h.tag2Key == "" || paramCond(h.tag2Key)) && !h.Loop && !h.Lent && !h.Try && !h.leaky
+}
+
+// paramCond reports whether a condition key is a parameter's own value
+// (`if first {`): the caller's choice. A flag read from shared state
+// (`if !s.running {`) is often the gate of a protocol that keeps the two
+// orders apart, which edges do not model.
+func paramCond(key string) bool {
+	path, _, _ := strings.Cut(key, "#")
+	return paramIndex(path, "p") >= 0
+}
+
 // named completes x with the names of its locks and its witness text.
 func (w *walker) named(x edge, o, h Hold, site edgeSite) edge {
 	x.FromName, x.ToName = o.Name, h.Name
 	x.Witness = "in " + x.Fn + " (" + w.e.at(o.Pos) + " -> " + w.e.at(site.pos)
 	if site.via != "" {
 		x.Witness += " via " + site.via
+	}
+	if o.Maybe {
+		x.fromWhere = " where " + w.condsText(o.conds())
+		x.Witness += "," + x.fromWhere
 	}
 	x.Witness += ")"
 	return x

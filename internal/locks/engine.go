@@ -120,6 +120,9 @@ type funcInfo struct {
 	// releaseFuncs: locks it returns held with the function that
 	// releases them (releasefunc.go).
 	releaseFuncs []releaseFunc
+	// resultLocks: locks it returns held inside a result, inferred
+	// (resultheld.go).
+	resultLocks []resultLock
 }
 
 // take is one lock class acquired inside a function.

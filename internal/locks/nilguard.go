@@ -14,7 +14,9 @@ import (
 // call of a func value, the edge its own nil test takes when the value
 // is nil is not a way around the call (stepAt), and a callback called
 // through two or three guarded hops stays within the bound of
-// conditional steps.
+// conditional steps. So is a lock's own object for a Lock: `if in :=
+// kv.intents[key]; in != nil { in.mu.Lock() }` takes the lock whenever
+// there is one to take.
 
 // nilEdges returns the edges (predecessor, successor index) on which v,
 // a called func value, is nil: the branches of Ifs comparing v (or the

@@ -48,7 +48,11 @@ func (w *walker) phiMoves(p, b *ssa.BasicBlock, s State) State {
 			}
 			c := h
 			c.Path = to + rest
-			moves = append(moves, move{h: c, old: h.Path, phi: inPhi != nil && inPhi.Block() == b})
+			// A value reached from the phi itself (`i = i.parent`) names,
+			// once the phi moves on, another object: its name is dropped
+			// as a phi's is.
+			_, fromPhi := pathUnder(from, to)
+			moves = append(moves, move{h: c, old: h.Path, phi: inPhi != nil && inPhi.Block() == b || fromPhi})
 		}
 	}
 	for _, m := range moves {

@@ -115,7 +115,7 @@ func (w *walker) resultAcquires(call *ssa.Call, s State) State {
 	if callee == nil {
 		return s
 	}
-	for _, rl := range w.e.resultLocks(w.e.canonical(callee)) {
+	for _, rl := range w.calleeResultLocks(w.e.canonical(callee)) {
 		base := resultValue(call, rl.index)
 		if base == nil {
 			continue

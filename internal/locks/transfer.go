@@ -100,6 +100,10 @@ func (e *engine) hasEffect(fn *ssa.Function) bool {
 func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) State {
 	switch op {
 	case lockop.Lock, lockop.RLock:
+		if edges := nilEdges(w.fn, container(lv)); edges != nil {
+			w.nilGuard = edges // `if in != nil { in.mu.Lock() }` (nilguard.go)
+			defer func() { w.nilGuard = nil }()
+		}
 		return w.acquire(w.holdOf(lv, op.Shared(), pos), s)
 	case lockop.Unlock, lockop.RUnlock:
 		return w.release(w.holdOf(lv, op.Shared(), pos), pos, s)

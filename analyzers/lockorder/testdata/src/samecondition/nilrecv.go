@@ -27,7 +27,7 @@ func (a *Account) NameTag() string {
 func (a *Account) Info() string {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	return a.name + "/" + a.NameTag() // want `RLock of Account.mu by Account.NameTag \(at nilrecv.go:19\), taken there where a is not nil, as its lock held here shows, while already read-locked since nilrecv.go:28: deadlocks behind a waiting writer \[double-lock\]`
+	return a.name + "/" + a.NameTag() // want `RLock of Account.mu by Account.NameTag \(at nilrecv.go:19\) while already read-locked since nilrecv.go:28: deadlocks behind a waiting writer \[double-lock\]`
 }
 
 // InfoFixed reads the tag before it locks. Silent.
