@@ -231,6 +231,11 @@ func alwaysNilAt(v ssa.Value, depth int) bool {
 		return false
 	}
 	callee := call.Call.StaticCallee()
+	if callee == nil && call.Call.IsInvoke() {
+		// The one implementation the package has (a CollectibleResource's
+		// StartCollection that locks and cannot fail).
+		callee = objects.SoleImplementation(call.Parent(), &call.Call)
+	}
 	if callee == nil || len(callee.Blocks) == 0 {
 		return false
 	}
