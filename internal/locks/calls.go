@@ -341,7 +341,7 @@ func (e *engine) thunkMethod(fn *ssa.Function) *ssa.Function {
 // call applies the effect of a non-lock call.
 func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	if !call.IsInvoke() && call.StaticCallee() == nil {
-		if edges := nilEdges(w.fn, call.Value); edges != nil {
+		if edges := w.e.nilEdgesOf(w.fn, call.Value); edges != nil {
 			w.nilGuard = edges
 			defer func() { w.nilGuard = nil }()
 		}

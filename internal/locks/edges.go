@@ -93,12 +93,12 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 
 // heldWhere reports whether a maybe-hold is held exactly where a
 // condition on a parameter holds (a lock taken and its unlock deferred
-// under `if first {`): what is taken after the branches merge is taken under it on
-// the path where the condition holds, as inside the branch. Not a lock
-// held only around a loop's back edge, lent, tried or released on the
-// other path; not one held on entry, whose condition is its caller's;
-// not for a take in a defer registered on some paths only, whose running
-// is itself a guess.
+// under `if first {`): what is taken after the branches merge is taken
+// under it on the path where the condition holds, as inside the branch.
+// Not a lock held only around a loop's back edge, lent, tried or
+// released on the other path; not one held on entry, whose condition is
+// its caller's; not for a take in a defer registered on some paths only,
+// whose running is itself a guess.
 func (w *walker) heldWhere(h Hold) bool {
 	if _, atEntry := w.entry.find(h.Path); atEntry || w.maybeDefer {
 		return false // tagged in another frame (a closure run in place)

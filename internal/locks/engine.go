@@ -78,6 +78,9 @@ type engine struct {
 	// condKeys caches condKey: a walk asks for the same branch values at
 	// every round, and the key spells out the value's type.
 	condKeys map[valueIn]string
+	// nilTests caches nilEdges: every walk of a function (rounds,
+	// specializations) asks again at each Lock and func-value call.
+	nilTests map[valueIn]map[[2]int]bool
 	// onceGuards caches onceSkips (onceguard.go).
 	onceGuards map[*ssa.Function]map[[2]int]bool
 	// pureWrappers caches pureWrapper by type (wrapper.go).

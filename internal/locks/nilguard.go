@@ -47,6 +47,20 @@ func nilEdges(fn *ssa.Function, v ssa.Value) map[[2]int]bool {
 	})
 }
 
+// nilEdgesOf is nilEdges, computed once per function and value.
+func (e *engine) nilEdgesOf(fn *ssa.Function, v ssa.Value) map[[2]int]bool {
+	k := valueIn{fn, v}
+	if edges, ok := e.nilTests[k]; ok {
+		return edges
+	}
+	if e.nilTests == nil {
+		e.nilTests = map[valueIn]map[[2]int]bool{}
+	}
+	edges := nilEdges(fn, v)
+	e.nilTests[k] = edges
+	return edges
+}
+
 // sameFuncValue reports whether a and b are one value, or two loads of
 // the same field of the same object (`if a.onX != nil { a.onX() }`).
 func sameFuncValue(a, b ssa.Value) bool {

@@ -100,7 +100,7 @@ func (e *engine) hasEffect(fn *ssa.Function) bool {
 func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) State {
 	switch op {
 	case lockop.Lock, lockop.RLock:
-		if edges := nilEdges(w.fn, container(lv)); edges != nil {
+		if edges := w.e.nilEdgesOf(w.fn, container(lv)); edges != nil {
 			w.nilGuard = edges // `if in != nil { in.mu.Lock() }` (nilguard.go)
 			defer func() { w.nilGuard = nil }()
 		}
