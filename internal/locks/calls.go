@@ -155,10 +155,7 @@ func (e *engine) storedImplementations(call *ssa.CallCommon, impls []*ssa.Functi
 		return impls
 	}
 	return slices.DeleteFunc(slices.Clone(impls), func(fn *ssa.Function) bool {
-		recv := fn.Signature.Recv().Type()
-		return !slices.ContainsFunc(dynamic, func(t types.Type) bool {
-			return types.Identical(t, recv) || types.Identical(t, types.NewPointer(recv))
-		})
+		return !slices.ContainsFunc(dynamic, func(t types.Type) bool { return sameReceiver(fn, t) })
 	})
 }
 

@@ -119,7 +119,9 @@
 //     path (relative to the call) are the call's effect. Only interfaces
 //     the package declares are resolved, and only to types implementing
 //     the interface of the called value (an Indexer's List, embedded from
-//     Store, runs no type that is only a Store) that the package converts
+//     Store, runs no type that is only a Store; a type that has the method
+//     from an embedded interface field runs that interface's
+//     implementations) that the package converts
 //     to it (directly, in a package var's initializer, by a `var _ I =
 //     (*T)(nil)` assertion, or to an interface whose values it converts or
 //     asserts to this one), unless both the interface and the type are

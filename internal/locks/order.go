@@ -189,8 +189,14 @@ func (e *engine) selfRecursive(fn *ssa.Function) bool {
 // through an Indexer of the List it embeds from Store runs the List of an
 // Indexer, never that of a type that is only a Store.
 func (e *engine) implementations(call *ssa.CallCommon) []*ssa.Function {
-	m := call.Method
-	recv := call.Value.Type()
+	return e.implementationsOf(call.Value.Type(), call.Method)
+}
+
+// implementationsOf is implementations for method m called on a value of
+// interface type recv. A type that has m from an embedded interface field
+// (go-ethereum's freezerdb{KeyValueStore; AncientStore}) runs what that
+// interface's implementations run.
+func (e *engine) implementationsOf(recv types.Type, m *types.Func) []*ssa.Function {
 	iface, ok := recv.Underlying().(*types.Interface)
 	if !ok {
 		return nil
@@ -207,6 +213,7 @@ func (e *engine) implementations(call *ssa.CallCommon) []*ssa.Function {
 		return nil
 	}
 	var out []*ssa.Function
+	e.impls[key] = nil // while in progress: an interface embedded in an implementation of itself
 	defer func() { e.impls[key] = out }()
 	reach := e.convertedTo(recv)
 	exported := false
@@ -225,10 +232,23 @@ func (e *engine) implementations(call *ssa.CallCommon) []*ssa.Function {
 		if !reach[n] && !(exported && n.Obj().Exported()) {
 			continue
 		}
-		obj, _, _ := types.LookupFieldOrMethod(ptr, false, e.p.Pass.Pkg, m.Name())
-		if mf, ok := obj.(*types.Func); ok && mf.Pkg() == e.p.Pass.Pkg {
-			if f := e.p.SSA.Pkg.Prog.FuncValue(mf); f != nil && e.p.FuncSet[f] {
-				out = append(out, f)
+		obj, index, _ := types.LookupFieldOrMethod(ptr, false, e.p.Pass.Pkg, m.Name())
+		mf, ok := obj.(*types.Func)
+		if !ok || mf.Pkg() != e.p.Pass.Pkg {
+			continue
+		}
+		if f := e.p.SSA.Pkg.Prog.FuncValue(mf); f != nil && e.p.FuncSet[f] {
+			// A method promoted from an embedded struct counts once per
+			// type: its receiver is another object for each.
+			out = append(out, f)
+			continue
+		}
+		// From an embedded interface field: what the values stored there
+		// run, when not a candidate already (the one freezer of a
+		// freezerdb).
+		for _, g := range e.embeddedImplementations(n, index, recv, mf) {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
 			}
 		}
 	}
@@ -236,6 +256,38 @@ func (e *engine) implementations(call *ssa.CallCommon) []*ssa.Function {
 		out = nil // too many candidates to say anything useful
 	}
 	return out
+}
+
+// embeddedImplementations resolves method m that type n has from an
+// interface field it embeds directly (index, as types.LookupFieldOrMethod
+// gives it, is that field's and the method's): the implementations of the
+// field's interface, only of the types stored into the field when those
+// are known. Not the interface the method is declared in (TxnRead's Rev
+// comes from ReadView, whose readView is never a transaction), nor the
+// call's own interface again.
+func (e *engine) embeddedImplementations(n *types.Named, index []int, recv types.Type, m *types.Func) []*ssa.Function {
+	st, ok := n.Underlying().(*types.Struct)
+	if !ok || len(index) != 2 || index[0] >= st.NumFields() {
+		return nil
+	}
+	fld := st.Field(index[0])
+	if !fld.Embedded() || !types.IsInterface(fld.Type()) || types.Identical(fld.Type(), recv) {
+		return nil
+	}
+	impls := e.implementationsOf(fld.Type(), m)
+	dynamic, known := e.objs.FieldTypes(fld)
+	if !known {
+		return impls
+	}
+	return slices.DeleteFunc(slices.Clone(impls), func(fn *ssa.Function) bool {
+		return !slices.ContainsFunc(dynamic, func(t types.Type) bool { return sameReceiver(fn, t) })
+	})
+}
+
+// sameReceiver reports whether fn is a method of type t or of *t.
+func sameReceiver(fn *ssa.Function, t types.Type) bool {
+	recv := fn.Signature.Recv().Type()
+	return types.Identical(t, recv) || types.Identical(t, types.NewPointer(recv))
 }
 
 // implKey is an interface call's static receiver type and method.
