@@ -248,14 +248,14 @@ func (w *walker) finishReturns() {
 	}
 	if len(w.rets) > 0 {
 		for _, h := range w.rets[0].state.holds {
-			if _, declared := mustHold[h.Path]; !declared && count[h.Path] == len(w.rets) && (portable(h.Path) || w.keyedEffect(h)) {
+			if _, declared := mustHold[h.Path]; !declared && w.leftHeld(h, count) {
 				h.Maybe, h.Loop = false, false
 				w.info.acquires = append(w.info.acquires, byClass(h))
 			}
 		}
 	}
 	w.summarizeReleaseFuncs()
-	w.info.resultLocks = w.inferResultLocks()
+	w.info.resultLocks = w.inferResultLocks(count)
 	// A caller's lock released inside counts only if no return path holds
 	// it again (release, work, re-acquire is no net effect).
 	kept := w.info.releases[:0]

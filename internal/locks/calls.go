@@ -150,12 +150,21 @@ func (e *engine) storedImplementations(call *ssa.CallCommon, impls []*ssa.Functi
 	if !ok {
 		return impls
 	}
-	dynamic, ok := e.objs.FieldTypes(lockop.FieldOf(fa))
+	return e.storedIn(lockop.FieldOf(fa), impls)
+}
+
+// storedIn keeps, of impls, the methods of the types the package stores
+// into interface field f, when those are known (objects.FieldTypes).
+func (e *engine) storedIn(f *types.Var, impls []*ssa.Function) []*ssa.Function {
+	dynamic, ok := e.objs.FieldTypes(f)
 	if !ok {
 		return impls
 	}
 	return slices.DeleteFunc(slices.Clone(impls), func(fn *ssa.Function) bool {
-		return !slices.ContainsFunc(dynamic, func(t types.Type) bool { return sameReceiver(fn, t) })
+		recv := fn.Signature.Recv().Type()
+		return !slices.ContainsFunc(dynamic, func(t types.Type) bool {
+			return types.Identical(t, recv) || types.Identical(t, types.NewPointer(recv))
+		})
 	})
 }
 

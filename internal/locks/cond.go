@@ -131,6 +131,13 @@ func condKeyIn(fn *ssa.Function, v ssa.Value) string {
 	return ""
 }
 
+// paramCond reports whether a condition key is a parameter's own value
+// (`if first {`): the caller's choice.
+func paramCond(key string) bool {
+	path, _, _ := strings.Cut(key, "#")
+	return paramIndex(path, "p") >= 0
+}
+
 // sameConst reports whether two condition values are equal; values of
 // kinds that do not compare (a nil and a bool) are not.
 func sameConst(a, b constant.Value) bool {

@@ -103,16 +103,10 @@ func (w *walker) heldWhere(h Hold) bool {
 	if _, atEntry := w.entry.find(h.Path); atEntry || w.maybeDefer {
 		return false // tagged in another frame (a closure run in place)
 	}
+	// Not a flag read from shared state either (`if !s.running {`): often
+	// the gate of a protocol that keeps the two orders apart, which edges
+	// do not model.
 	return paramCond(h.tagKey) && (h.tag2Key == "" || paramCond(h.tag2Key)) && !h.Loop && !h.Lent && !h.Try && !h.leaky
-}
-
-// paramCond reports whether a condition key is a parameter's own value
-// (`if first {`): the caller's choice. A flag read from shared state
-// (`if !s.running {`) is often the gate of a protocol that keeps the two
-// orders apart, which edges do not model.
-func paramCond(key string) bool {
-	path, _, _ := strings.Cut(key, "#")
-	return paramIndex(path, "p") >= 0
 }
 
 // named completes x with the names of its locks and its witness text.

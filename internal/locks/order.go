@@ -274,20 +274,7 @@ func (e *engine) embeddedImplementations(n *types.Named, index []int, recv types
 	if !fld.Embedded() || !types.IsInterface(fld.Type()) || types.Identical(fld.Type(), recv) {
 		return nil
 	}
-	impls := e.implementationsOf(fld.Type(), m)
-	dynamic, known := e.objs.FieldTypes(fld)
-	if !known {
-		return impls
-	}
-	return slices.DeleteFunc(slices.Clone(impls), func(fn *ssa.Function) bool {
-		return !slices.ContainsFunc(dynamic, func(t types.Type) bool { return sameReceiver(fn, t) })
-	})
-}
-
-// sameReceiver reports whether fn is a method of type t or of *t.
-func sameReceiver(fn *ssa.Function, t types.Type) bool {
-	recv := fn.Signature.Recv().Type()
-	return types.Identical(t, recv) || types.Identical(t, types.NewPointer(recv))
+	return e.storedIn(fld, e.implementationsOf(fld.Type(), m))
 }
 
 // implKey is an interface call's static receiver type and method.

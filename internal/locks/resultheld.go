@@ -18,21 +18,22 @@ import (
 // carries it.
 
 // inferResultLocks lists fn's locks held on every non-nil return inside
-// the object returned as one result; none when some are declared.
-func (w *walker) inferResultLocks() []resultLock {
+// the object returned as one result; none when some are declared. count
+// is finishReturns': how many returns hold each path.
+func (w *walker) inferResultLocks(count map[string]int) []resultLock {
 	if w.fn.Signature.Results().Len() == 0 || len(w.rets) == 0 || len(w.e.resultLocks(w.fn)) > 0 {
 		return nil
 	}
 	var out []resultLock
 	for i := range w.fn.Signature.Results().Len() {
-		out = append(out, w.resultHeldAt(i)...)
+		out = append(out, w.resultHeldAt(i, count)...)
 	}
 	return out
 }
 
 // resultHeldAt is inferResultLocks for result i: the locks, by their
 // path inside the result, that every return giving a non-nil i holds.
-func (w *walker) resultHeldAt(i int) []resultLock {
+func (w *walker) resultHeldAt(i int, count map[string]int) []resultLock {
 	var common []resultLock
 	some := false
 	for _, r := range w.rets {
@@ -43,7 +44,7 @@ func (w *walker) resultHeldAt(i int) []resultLock {
 		if nilConstant(v) {
 			continue
 		}
-		here := w.heldInside(r, v, i)
+		here := w.heldInside(r, v, i, count)
 		if !some {
 			common, some = here, true
 			continue
@@ -58,7 +59,7 @@ func (w *walker) resultHeldAt(i int) []resultLock {
 // heldInside lists the locks r holds for sure inside v, taken here; not
 // one the summary's acquires already carry (a parameter's lock, or one
 // key's, held on every return).
-func (w *walker) heldInside(r retState, v ssa.Value, i int) []resultLock {
+func (w *walker) heldInside(r retState, v ssa.Value, i int, count map[string]int) []resultLock {
 	base := pathOf(w.fn, v)
 	if base == "" {
 		return nil
@@ -69,7 +70,7 @@ func (w *walker) heldInside(r retState, v ssa.Value, i int) []resultLock {
 		if h.Maybe || h.Class == "" || !ok || !strings.HasPrefix(rest, ".") {
 			continue
 		}
-		if _, atEntry := w.entry.find(h.Path); atEntry || w.heldOnEveryReturn(h.Path) && (portable(h.Path) || w.keyedEffect(h)) {
+		if _, atEntry := w.entry.find(h.Path); atEntry || w.leftHeld(h, count) {
 			continue
 		}
 		out = append(out, resultLock{index: i, rest: rest, shared: h.Shared,
@@ -90,12 +91,11 @@ func (w *walker) calleeResultLocks(callee *ssa.Function) []resultLock {
 	return nil
 }
 
-// heldOnEveryReturn reports whether every return holds path for sure.
-func (w *walker) heldOnEveryReturn(path string) bool {
-	for _, r := range w.rets {
-		if h, ok := r.state.find(path); !ok || h.Maybe {
-			return false
-		}
-	}
-	return true
+// leftHeld reports whether h, held on every return (count: how many
+// returns hold each path), is a lock the function leaves its callers
+// holding under a name they know: a parameter's or a package var's, or
+// one key's by class (keyed.go). Such a lock is in the summary's
+// acquires.
+func (w *walker) leftHeld(h Hold, count map[string]int) bool {
+	return count[h.Path] == len(w.rets) && (portable(h.Path) || w.keyedEffect(h))
 }

@@ -338,8 +338,7 @@ func (w *walker) argumentChoice(h Hold) bool {
 	if !h.Maybe || h.tagKey == "" || h.tag2Key != "" || strings.Contains(h.tagKey, "==") || w.e.guardsAnnotated(h.Class) {
 		return false // untagged, two conditions, a comparison of two values, annotated
 	}
-	flag, _, _ := strings.Cut(h.tagKey, "#")
-	return paramIndex(flag, "p") >= 0
+	return paramCond(h.tagKey)
 }
 
 // returned reports whether path is a lock inside a value return r hands
