@@ -48,8 +48,26 @@ func (x *Index) FuncsOf(fn *ssa.Function, v ssa.Value) []*ssa.Function {
 // where it lives).
 func (x *Index) IsElement(fn *ssa.Function, v ssa.Value) bool {
 	_, v = x.Resolve(fn, v)
+	if p := x.throughPointer(v); p != nil {
+		v = p
+	}
 	key, elem := x.readFrom(v)
 	return key != nil && elem
+}
+
+// throughPointer returns pf when v is `*pf`, a func loaded through a
+// pointer that is itself read from a field, package var or container
+// (`for _, pf := range onReload { (*pf)() }`); nil otherwise, as for a
+// plain load of a func field or element, whose address is no such read.
+func (x *Index) throughPointer(v ssa.Value) ssa.Value {
+	u, ok := v.(*ssa.UnOp)
+	if !ok || u.Op != token.MUL || !isFuncPointer(u.X.Type()) {
+		return nil
+	}
+	if key, _ := x.readFrom(u.X); key == nil {
+		return nil
+	}
+	return u.X
 }
 
 // funcStores is the package-wide record of func values stored into
@@ -69,7 +87,7 @@ func (x *Index) funcRecord() *funcStores {
 	}
 	fs := &funcStores{into: map[any][]Placed{}, calls: map[*ssa.Function][]ssa.CallInstruction{}, memo: map[any][]*ssa.Function{}}
 	add := func(key any, fn *ssa.Function, v ssa.Value) {
-		if key != nil && (IsFunc(v.Type()) || isChan(v.Type())) {
+		if key != nil && (IsFunc(v.Type()) || isChan(v.Type()) || isFuncPointer(v.Type())) {
 			fs.into[key] = append(fs.into[key], Placed{fn, v})
 		}
 	}
@@ -173,6 +191,11 @@ func (r *funcWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
 	case *ssa.Parameter:
 		r.param(u, depth)
 		return
+	case *ssa.UnOp:
+		if p := r.x.throughPointer(u); p != nil {
+			r.pointee(fn, p, depth+1)
+			return
+		}
 	case *ssa.Call:
 		if atomicLoaded(u) != nil {
 			break // an atomic.Value's Load: a container read, below
@@ -192,6 +215,36 @@ func (r *funcWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
 			r.value(p.Fn, p.Val, depth+1)
 		}
 	}
+}
+
+// pointee follows p, a pointer to a func variable, to what is stored
+// through it: p is the variable itself, or is read from a field or
+// container the package stores such pointers into (moby keeps its
+// firewalld callbacks as `[]*func()`, to compare them by address).
+func (r *funcWalk) pointee(fn *ssa.Function, p ssa.Value, depth int) {
+	if depth > maxFuncDepth {
+		return
+	}
+	fn, p = r.x.Resolve(fn, p)
+	if a, ok := p.(*ssa.Alloc); ok {
+		for _, ref := range *a.Referrers() {
+			if st, ok := ref.(*ssa.Store); ok && st.Addr == a {
+				r.value(fn, st.Val, depth+1)
+			}
+		}
+		return
+	}
+	if key, _ := r.x.readFrom(p); key != nil && r.once(key) {
+		for _, pl := range r.x.funcRecord().into[key] {
+			r.pointee(pl.Fn, pl.Val, depth+1)
+		}
+	}
+}
+
+// isFuncPointer reports whether t is a pointer to a func type.
+func isFuncPointer(t types.Type) bool {
+	p, ok := t.Underlying().(*types.Pointer)
+	return ok && IsFunc(p.Elem())
 }
 
 func (r *funcWalk) once(key any) bool {

@@ -82,4 +82,5 @@ func main() {
 	g.Register("store:", sp.update)
 	g.Register("node:", c.bump)
 	g.AddInfo("store:1")
+	registerPointers()
 }
