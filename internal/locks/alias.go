@@ -31,7 +31,11 @@ type aliasPair struct {
 func (e *engine) scanAliases() {
 	e.aliases = map[*types.Named][]aliasPair{}
 	for _, bp := range e.objs.BackPointers() {
-		e.aliases[bp.Owner] = append(e.aliases[bp.Owner], aliasPair{from: []string{bp.Field.Name(), bp.Back.Name()}, inferred: true})
+		var to []string
+		if bp.Lock != nil {
+			to = []string{bp.Lock.Name()}
+		}
+		e.aliases[bp.Owner] = append(e.aliases[bp.Owner], aliasPair{from: []string{bp.Field.Name(), bp.Back.Name()}, to: to, inferred: true})
 	}
 	for _, sp := range e.objs.SelfPointers() {
 		e.aliases[sp.Owner] = append(e.aliases[sp.Owner], aliasPair{from: []string{sp.Field.Name()}, inferred: true})

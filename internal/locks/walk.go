@@ -362,6 +362,9 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 	}
 	h.Obj = w.e.objs.Origin(w.fn, container(lv))
 	if v := cmp.Or(lockop.ClassOf(lv), lockop.ReturnedClass(lv)); v != nil {
+		if l := w.e.objs.PointedLock(v); l != nil {
+			v = l // a pointer field that always points to another object's lock
+		}
 		h.Class, h.Name = lockop.ClassKey(v), lockop.ShortName(v)
 		w.e.classVars[h.Class] = v
 	} else if c := lockop.ElementOf(lv); c != nil {

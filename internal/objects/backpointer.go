@@ -15,9 +15,14 @@ import (
 // newClient storing its argument into the new client's owner makes
 // c.tr.owner c itself, so a lock taken through c.tr.owner is c's lock
 // (grpc's addrConn and its transport's onClose handler).
+//
+// Back may hold, instead of the owner, the address of one of the owner's
+// fields, Lock: `c.exp = &Manager{coreLock: &c.stateLock}` makes
+// c.exp.coreLock c's stateLock (vault's ExpirationManager).
 type BackPointer struct {
 	Owner       *types.Named
 	Field, Back *types.Var
+	Lock        *types.Var // the owner's field Back points to; nil for the owner
 }
 
 // BackPointers lists the package's back-pointers: Field and Back are this
@@ -33,8 +38,11 @@ func (x *Index) BackPointers() []BackPointer {
 			continue
 		}
 		for back := range pointee.Fields() {
-			if x.localField(back) && onlyAtCreation(fo.stores[back]) && pointsBack(stores, pointee, back) {
-				out = append(out, BackPointer{Owner: owner, Field: f, Back: back})
+			if !x.localField(back) || !onlyAtCreation(fo.stores[back]) {
+				continue
+			}
+			if lock, ok := pointsBack(stores, pointee, back); ok {
+				out = append(out, BackPointer{Owner: owner, Field: f, Back: back, Lock: lock})
 			}
 		}
 	}
@@ -67,8 +75,9 @@ func (x *Index) backPointerCandidate(f *types.Var, stores []*ssa.Store) (*types.
 
 // pointsBack reports whether each store puts into the field an object
 // whose back field (of struct pointee) holds the object stored into, or
-// nil.
-func pointsBack(stores []*ssa.Store, pointee *types.Struct, back *types.Var) bool {
+// nil; or, every one of them, the address of the same field of that
+// object, returned as lock.
+func pointsBack(stores []*ssa.Store, pointee *types.Struct, back *types.Var) (lock *types.Var, ok bool) {
 	idx := -1
 	for i := range pointee.NumFields() {
 		if pointee.Field(i) == back {
@@ -80,14 +89,26 @@ func pointsBack(stores []*ssa.Store, pointee *types.Struct, back *types.Var) boo
 		if c, ok := st.Val.(*ssa.Const); ok && c.IsNil() {
 			continue // no object, nothing to point back
 		}
-		objects++
 		base := plain(st.Addr.(*ssa.FieldAddr).X)
 		held := storedField(plain(st.Val), idx, st, 0)
-		if held == nil || plain(held) != base {
-			return false
+		if held == nil {
+			return nil, false
 		}
+		var f *types.Var // nil: the owner itself
+		if fa, isField := plain(held).(*ssa.FieldAddr); isField && plain(fa.X) == base {
+			if f = lockop.FieldOf(fa); f == nil {
+				return nil, false
+			}
+		} else if plain(held) != base {
+			return nil, false
+		}
+		if objects > 0 && f != lock {
+			return nil, false // the owner here, its field there
+		}
+		lock = f
+		objects++
 	}
-	return objects > 0
+	return lock, objects > 0
 }
 
 // onlyAtCreation reports whether every store is into a field of an
@@ -160,4 +181,31 @@ func selfStores(stores []*ssa.Store) bool {
 		objects++
 	}
 	return objects > 0
+}
+
+// PointedLock returns the lock field f always points to: f is this
+// package's own pointer field (localField) and every store into it
+// stores the address of field L of some object, the same L each time
+// (`coreStateLock: &c.stateLock`). A lock taken through f is then of
+// L's class. nil otherwise.
+func (x *Index) PointedLock(f *types.Var) *types.Var {
+	if f == nil || !x.localField(f) {
+		return nil
+	}
+	if _, ok := f.Type().Underlying().(*types.Pointer); !ok {
+		return nil
+	}
+	var lock *types.Var
+	for _, st := range x.fieldRecord().stores[f] {
+		fa, ok := plain(st.Val).(*ssa.FieldAddr)
+		if !ok {
+			return nil
+		}
+		l := lockop.FieldOf(fa)
+		if l == nil || lock != nil && l != lock {
+			return nil
+		}
+		lock = l
+	}
+	return lock
 }
