@@ -4,7 +4,7 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
-	"strings"
+	"strconv"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -361,19 +361,51 @@ func (t *target) valueOf(caller *ssa.Function, root string) (ssa.Value, *ssa.Fun
 }
 
 // runsArgument returns the param call of a library function that calls
-// its func argument before returning: sync.Once.Do. It runs it the first
-// time only, yet counts as a certain step: a Do under a lock its function
+// its func argument before returning: sync.Once.Do, and the standard
+// library's iterations and sorts (sync.Map's Range, sort.Slice,
+// slices.SortFunc, filepath.Walk, ...). Once.Do runs it the first time
+// only, yet counts as a certain step: a Do under a lock its function
 // takes deadlocks the first time, and code that relies on the once having
-// run before, elsewhere, has no reason to call Do there.
+// run before, elsewhere, has no reason to call Do there. An iteration
+// runs it for each element, as a loop runs its body: a Range under a lock
+// its function takes deadlocks on the first entry.
 func (e *engine) runsArgument(fn *ssa.Function) (paramCall, bool) {
-	if fn == nil || fn.Pkg == nil || fn.Pkg.Pkg.Path() != "sync" || fn.Name() != "Do" {
+	if fn == nil || fn.Pkg == nil {
 		return paramCall{}, false
+	}
+	if o := fn.Origin(); o != nil {
+		fn = o
 	}
 	obj, ok := fn.Object().(*types.Func)
-	if !ok || !strings.HasSuffix(obj.FullName(), "sync.Once).Do") {
+	if !ok {
 		return paramCall{}, false
 	}
-	return paramCall{Path: "p1", Fn: e.funcName(fn), Pos: token.NoPos}, true
+	i, ok := runsArgumentAt[obj.FullName()]
+	if !ok {
+		return paramCall{}, false
+	}
+	return paramCall{Path: "p" + strconv.Itoa(i), Fn: e.funcName(fn), Pos: token.NoPos}, true
+}
+
+// runsArgumentAt gives, for each library function that calls a func
+// argument before it returns, that argument's parameter index (a
+// method's receiver is 0).
+var runsArgumentAt = map[string]int{
+	"(*sync.Once).Do":       1,
+	"(*sync.Map).Range":     1,
+	"sort.Slice":            1,
+	"sort.SliceStable":      1,
+	"sort.Search":           1,
+	"slices.SortFunc":       1,
+	"slices.SortStableFunc": 1,
+	"slices.IndexFunc":      1,
+	"slices.ContainsFunc":   1,
+	"slices.DeleteFunc":     1,
+	"maps.DeleteFunc":       1,
+	"strings.FieldsFunc":    1,
+	"path/filepath.Walk":    1,
+	"path/filepath.WalkDir": 1,
+	"io/fs.WalkDir":         2,
 }
 
 // checkedUnderCaller reports whether the closure fn is walked with its
