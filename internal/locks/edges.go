@@ -36,6 +36,8 @@ type edge struct {
 	// the witness gets there (directly, or on every path of callees
 	// called exactly), the evidence a long cycle needs (cycles.go).
 	test, must bool
+	// ends: which ends the witness holds or takes exclusively.
+	ends edgeEnds
 }
 
 // edgesTo records an edge from every lock definitely held in s to h,
@@ -76,11 +78,11 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 			continue
 		}
 		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,
-			declared: broken, test: site.test, must: must}
+			declared: broken, test: site.test, must: must, ends: edgeEnds{from: !o.Shared, to: !h.Shared}}
 		if h.leaf != site.pos {
 			x.ToLeaf = h.leaf
 		}
-		w.e.noteEnds(x.key(), edgeEnds{from: !o.Shared, to: !h.Shared})
+		w.e.noteEnds(x.key(), x.ends)
 		w.noteEdgeGates(x, holds)
 		x.Fn = site.fn
 		w.e.addTestEdge(x, func() edge { return w.named(x, o, h, site) })
@@ -147,6 +149,11 @@ func (x edge) betterThan(old edge) bool {
 	}
 	if old.must != x.must {
 		return x.must
+	}
+	// A witness that takes a lock exclusively deadlocks without a
+	// waiting writer: it says more than one that only read-locks.
+	if n, o := x.ends.count(), old.ends.count(); n != o {
+		return n > o
 	}
 	return x.ToPos < old.ToPos || x.ToPos == old.ToPos && x.FromPos < old.FromPos
 }

@@ -117,7 +117,8 @@ func (e *engine) dispatchEdgesOf(c conversion, iface *types.Named, d facts.Dispa
 		caller, _ := witnessParts(d.Witness)
 		x.handed = c.from.Obj().Name() + " is handed over as " + iface.Obj().Pkg().Name() + "." + iface.Obj().Name() +
 			" here; " + caller + " calls its " + d.Method + " holding " + x.FromName
-		e.noteEnds(x.key(), edgeEnds{from: !d.Shared, to: !tk.Shared})
+		x.ends = edgeEnds{from: !d.Shared, to: !tk.Shared}
+		e.noteEnds(x.key(), x.ends)
 		if e.betterWitness(x) {
 			e.addEdge(x)
 		}

@@ -38,6 +38,17 @@ func (e *engine) noteImportedEnds(x facts.Edge) {
 
 func (a edgeEnds) or(b edgeEnds) edgeEnds { return edgeEnds{from: a.from || b.from, to: a.to || b.to} }
 
+// count is how many ends are exclusive.
+func (a edgeEnds) count() int {
+	n := 0
+	for _, x := range []bool{a.from, a.to} {
+		if x {
+			n++
+		}
+	}
+	return n
+}
+
 // sharedEnds reports whether every witness of x's key, in this package
 // and in the facts, holds From, takes To, as a read lock.
 func (e *engine) sharedEnds(x edge) (from, to bool) {
