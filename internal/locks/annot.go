@@ -184,21 +184,29 @@ func (w *walker) finishReturns() {
 	boolTry, _ := w.boolTryAcquired()
 	w.reportHandleLeaks(count)
 	leaked := map[string]bool{}
+	leakAt := map[string]int{} // the lock-leak finding of each path
 	for _, r := range w.rets {
 		for _, h := range r.state.holds {
 			_, atEntry := w.entry.find(h.Path)
 			_, declared := mustHold[h.Path]
 			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && (released[h.Path] || w.deferredLeak(h.Path, outer)) && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && boolTry.path != h.Path && (!w.successReturn(r) || w.releasedOnSuccess(r, h.Path)) {
+				if w.alsoLeakedAt(leakAt, h.Path, r) {
+					continue
+				}
 				leaked[h.Path] = true
-				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path (other paths release it)",
+				n := len(w.e.findings)
+				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path"+leakTail,
 					takenHops(h)...)
+				if len(w.e.findings) > n {
+					leakAt[h.Path] = n
+				}
 			}
 			if w.report && !atEntry && !declared && !leaked[h.Path] && (released[h.Path] || w.unlocked[h.Path]) && w.taggedLeak(h, r) {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path where "+w.condsText(h.conds())+" (other paths release it)",
 					takenHops(h)...)
 			}
-			if w.report && h.Maybe && (h.leaky || h.sureSide && w.loopTurnLeak(h)) && !h.Loop && !h.Lent && h.tagKey == "" && !h.Try && !atEntry && !declared && !leaked[h.Path] && !w.fresh(h.Path) {
+			if w.report && h.Maybe && (h.leaky || h.sureSide && w.loopTurnLeak(h)) && !h.Loop && !h.Lent && (h.tagKey == "" || w.localTest(h)) && !h.Try && !atEntry && !declared && !leaked[h.Path] && !w.fresh(h.Path) {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on some paths into this return and released on others",
 					takenHops(h)...)

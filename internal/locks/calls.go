@@ -442,6 +442,12 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				s = s.with(a)
 			}
 		}
+		if c, ok := w.at.(*ssa.Call); ok && tryWrapped && w.resultDiscarded() {
+			if h, ok := w.wrapperTryHold(c); ok {
+				h.Try = false // taken for a plain lock by its caller
+				s = s.with(h)
+			}
+		}
 	}
 	return s
 }

@@ -70,6 +70,34 @@ func (w *walker) findAtReturn(r retState, rule, msg string, chain ...diag.Hop) {
 	w.e.findAlso(at, rule, msg+" (at the implicit return, "+w.e.at(r.pos)+")", []token.Pos{r.pos}, hops...)
 }
 
+// alsoLeakedAt adds return r to the lock-leak finding already made for
+// path in this function, if there is one: early returns that all forget
+// one unlock are one problem, fixed once (a deferred unlock).
+func (w *walker) alsoLeakedAt(leakAt map[string]int, path string, r retState) bool {
+	i, ok := leakAt[path]
+	if !ok {
+		return false
+	}
+	f := &w.e.findings[i]
+	f.Also = append(f.Also, r.pos)
+	f.Chain = append(f.Chain, diag.Hop{Pos: r.pos, What: alsoLeaked})
+	more := 0
+	for _, h := range f.Chain {
+		if h.What == alsoLeaked {
+			more++
+		}
+	}
+	before, _, _ := strings.Cut(f.Message, " on this return path")
+	_, after, _ := strings.Cut(f.Message, leakTail)
+	f.Message = before + " on this return path and " + strconv.Itoa(more) + " more" + leakTail + after
+	return true
+}
+
+const (
+	leakTail   = " (other paths release it)" // ends a lock-leak message at a return
+	alsoLeaked = "also still held on this return path"
+)
+
 // resultPaths returns the paths, at return r, of fn's locks declared
 // through a result.
 func (w *walker) resultPaths(r retState) map[string]bool {
@@ -260,7 +288,7 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		}
 		// Held exactly where a callee's success says, or acquired on
 		// success here (tryacquire.go).
-		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) || w.tableAcquire(h) || w.tryLocksAt(h.Path) {
+		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) || w.tableAcquire(h) || w.tryLocksAt(h.Path) || w.resultSaysHeld(h.Path) {
 			return true
 		}
 		if h.Maybe && w.unlocked[h.Path] {

@@ -89,12 +89,19 @@ const maxTagDepth = 4
 // took it releases it. A lock left held by a break out of a loop and
 // released under a flag the break set is tagged by the loop's test, not
 // the flag's, and stays the join's guess.
-func (w *walker) releasedUnderTag(h Hold) bool {
+func (w *walker) releasedUnderTag(h Hold) bool { return w.releasedOnSide(h, true) }
+
+// releasedOnSide reports whether the walked function unlocks h's lock in
+// a block that a test of h's condition leads to, on the side where the
+// condition holds (holds) or fails.
+func (w *walker) releasedOnSide(h Hold, holds bool) bool {
 	unlocks, _, _ := w.lockCalls(h.Path)
 	for _, u := range unlocks {
 		for a, depth := u.Block().Idom(), 0; a != nil && depth < maxTagDepth; a, depth = a.Idom(), depth+1 {
-			if ifi, ok := lastIf(a); ok && w.sideHolds(ifi, u.Block(), h) {
-				return true
+			if ifi, ok := lastIf(a); ok {
+				if side, tested := w.tagSide(ifi, u.Block(), h); tested && side == holds {
+					return true
+				}
 			}
 		}
 	}
@@ -145,9 +152,9 @@ func (w *walker) sourcePath(path string) string {
 	return v.Name() + rest
 }
 
-// sideHolds reports whether the side of ifi that leads to b is one where
-// h's condition holds.
-func (w *walker) sideHolds(ifi *ssa.If, b *ssa.BasicBlock, h Hold) bool {
+// tagSide says whether h's condition holds on the side of ifi that leads
+// to b; tested is false when ifi does not test it or b is on no one side.
+func (w *walker) tagSide(ifi *ssa.If, b *ssa.BasicBlock, h Hold) (holds, tested bool) {
 	succs := ifi.Block().Succs
 	var taken bool
 	switch {
@@ -156,7 +163,7 @@ func (w *walker) sideHolds(ifi *ssa.If, b *ssa.BasicBlock, h Hold) bool {
 	case succs[1].Dominates(b):
 		taken = false
 	default:
-		return false
+		return false, false
 	}
 	for _, t := range w.condTests(ifi.Cond) {
 		if t.key != h.tagKey {
@@ -170,10 +177,11 @@ func (w *walker) sideHolds(ifi *ssa.If, b *ssa.BasicBlock, h Hold) bool {
 			val = constant.MakeBool(!constant.BoolVal(val))
 		}
 		if sameConst(val, h.tagVal) != h.tagNeg {
-			return true
+			return true, true
 		}
+		tested = true
 	}
-	return false
+	return false, tested
 }
 
 // releasesClass reports whether the static callee of c releases a lock of
@@ -194,4 +202,27 @@ func (w *walker) releasesClass(c *ssa.CallCommon, class string) bool {
 		}
 	}
 	return false
+}
+
+// localTest reports whether h, a lock one merged path keeps and the
+// other let go, is told apart by a test of a value the function computed
+// itself (vault's `if exp := resp.Secret.ExpirationTime(); !exp.IsZero()
+// { ...; unlock() }`): no caller chose it, as with a parameter or a
+// captured flag, and no success result says it, as with an error's
+// nil-ness, so the path that skips the unlock leaks. The value is no
+// merge of paths (a flag a break out of a loop set: the join's guess),
+// and the unlock sits on the side of its test where the lock is not
+// kept.
+func (w *walker) localTest(h Hold) bool {
+	if h.tagVal == nilConst || h.tag2Key != "" {
+		return false
+	}
+	instr := w.rootValue(strings.SplitN(h.tagKey, "#", 2)[0])
+	if instr == nil {
+		return false
+	}
+	if _, merged := instr.(*ssa.Phi); merged {
+		return false
+	}
+	return w.releasedOnSide(h, false)
 }

@@ -104,7 +104,7 @@ func (w *walker) heldOnSuccessOnly(path string, idx int, successNil bool) bool {
 		}
 		h, held := r.state.find(path)
 		switch {
-		case !held && failure:
+		case !held && failure && !forwardsCallResult(r, idx):
 			fail++
 		case held && !h.Maybe && success:
 			succ++
@@ -172,11 +172,38 @@ func (w *walker) releasedOnSuccess(ret retState, path string) bool {
 		return false
 	}
 	for _, r := range w.rets {
-		if _, held := r.state.find(path); !held && w.successReturn(r) {
+		if _, held := r.state.find(path); !held && (w.successReturn(r) || forwardsCallResult(r, idx)) {
 			return true
 		}
 	}
 	return false
+}
+
+// forwardsCallResult reports whether return r gives, as its result idx,
+// what a call of a function that may return nil there returns, unchecked
+// (`return nil, c.notify(msg)`): success whenever the callee succeeds,
+// so a return that keeps the lock and says success is no acquire on
+// success when this one has let it go. A callee without a body here
+// (`errors.New`) makes an error: a failure return, as before.
+func forwardsCallResult(r retState, idx int) bool {
+	if r.ret == nil || idx >= len(r.ret.Results) {
+		return false
+	}
+	call, ok := objects.Underlying(resultSlotValue(r.ret.Results[idx])).(*ssa.Call)
+	if !ok || call.Call.Signature().Results().Len() != 1 {
+		return false
+	}
+	if callee := call.Call.StaticCallee(); callee == nil || len(callee.Blocks) == 0 || !returnsNil(callee, 0) {
+		return false
+	}
+	for _, ref := range *call.Referrers() {
+		switch ref.(type) {
+		case *ssa.Return, *ssa.DebugRef:
+		default:
+			return false // tested: `if err != nil { return err }`
+		}
+	}
+	return true
 }
 
 // outcome says whether return r reports success or failure by its result
@@ -215,19 +242,27 @@ func nilness(v ssa.Value) (isNil, known bool) {
 // newSimulator()` where newSimulator always returns `s, nil`, so that
 // the caller's `if err != nil { return err }` is no failure path
 // leaving the lock newSimulator took held. A result passed on from such
-// a call counts too (`tx, err := db.Begin(); return ctx, tx, err`).
+// a call counts too (`tx, err := db.Begin(); return ctx, tx, err`), and
+// so does a lone error result (helm's LockRelease, which locks the
+// release and returns nil).
 func alwaysNilResult(v ssa.Value) bool { return alwaysNilAt(v, 0) }
 
 // maxNilPassDepth bounds the calls an always-nil result is followed through.
 const maxNilPassDepth = 3
 
 func alwaysNilAt(v ssa.Value, depth int) bool {
-	ex, ok := v.(*ssa.Extract)
-	if !ok {
-		return false
+	var call *ssa.Call
+	index := 0
+	switch u := v.(type) {
+	case *ssa.Extract:
+		call, _ = u.Tuple.(*ssa.Call)
+		index = u.Index
+	case *ssa.Call: // `if err := s.lock(name); err != nil`
+		if u.Call.Signature().Results().Len() == 1 {
+			call = u
+		}
 	}
-	call, ok := ex.Tuple.(*ssa.Call)
-	if !ok {
+	if call == nil {
 		return false
 	}
 	callee := call.Call.StaticCallee()
@@ -239,7 +274,7 @@ func alwaysNilAt(v ssa.Value, depth int) bool {
 	if callee == nil || len(callee.Blocks) == 0 {
 		return false
 	}
-	results := returnedAt(callee, ex.Index)
+	results := returnedAt(callee, index)
 	return len(results) > 0 && !slices.ContainsFunc(results, func(r ssa.Value) bool {
 		r = objects.Underlying(resultSlotValue(r))
 		if c, ok := r.(*ssa.Const); ok {

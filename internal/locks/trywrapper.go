@@ -3,6 +3,7 @@ package locks
 import (
 	"go/constant"
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -97,26 +98,11 @@ func (w *walker) wrapperTryHold(call *ssa.Call) (Hold, bool) {
 // checklocks does (a bool function that returns with an extra lock held
 // on true is an incompatible return state there).
 func (w *walker) boolTryAcquired() (tryLockOf, bool) {
-	res := w.fn.Signature.Results()
-	if res.Len() != 1 || !types.Identical(res.At(0).Type().Underlying(), types.Typ[types.Bool]) || len(w.rets) < 2 {
-		return tryLockOf{}, false
-	}
 	if len(items(w.e.p.FuncDecl(w.fn))) > 0 {
 		return tryLockOf{}, false
 	}
-	var trues, falses []retState
-	for _, r := range w.rets {
-		c, ok := r.ret.Results[0].(*ssa.Const)
-		if !ok || c.Value == nil {
-			return tryLockOf{}, false
-		}
-		if constant.BoolVal(c.Value) {
-			trues = append(trues, r)
-		} else {
-			falses = append(falses, r)
-		}
-	}
-	if len(trues) == 0 || len(falses) == 0 {
+	trues, falses, ok := w.boolReturns()
+	if !ok {
 		return tryLockOf{}, false
 	}
 	for _, h := range trues[0].state.holds {
@@ -126,7 +112,7 @@ func (w *walker) boolTryAcquired() (tryLockOf, bool) {
 		if root, _ := rootOf(h.Path); paramIndex(root, "p") < 0 {
 			continue
 		}
-		if _, atEntry := w.entry.find(h.Path); atEntry || !heldIn(trues, h.Path) || heldAnyIn(falses, h.Path) {
+		if _, atEntry := w.entry.find(h.Path); atEntry || !heldIn(trues, h.Path) || heldAnyIn(falses, h.Path) || retakenIn(trues, h.Path) {
 			continue
 		}
 		op := lockop.TryLock
@@ -138,6 +124,43 @@ func (w *walker) boolTryAcquired() (tryLockOf, bool) {
 		return t, true
 	}
 	return tryLockOf{}, false
+}
+
+// resultSaysHeld reports whether path is held exactly where the walked
+// function, a TryLock of another lock (boolTryAcquired), reports true:
+// taken along with it. kubeedge's DTContext.Lock(id) read-locks the
+// context and locks the device's mutex it looks up, both only when the
+// device is known; the device's mutex has no path a caller could name.
+// A bool function that keeps only such a lock (a list walk returning
+// true with the found node locked) is no TryLock: an inconsistent return.
+func (w *walker) resultSaysHeld(path string) bool {
+	if t, ok := w.e.tryWrappers[w.fn]; !ok || t.op == lockop.None {
+		return false
+	}
+	trues, falses, ok := w.boolReturns()
+	return ok && heldIn(trues, path) && !heldAnyIn(falses, path)
+}
+
+// boolReturns splits the walked function's returns into those that
+// return the constant true and those that return false; ok is false
+// unless fn has one bool result, constant at every return, both ways.
+func (w *walker) boolReturns() (trues, falses []retState, ok bool) {
+	res := w.fn.Signature.Results()
+	if res.Len() != 1 || !types.Identical(res.At(0).Type().Underlying(), types.Typ[types.Bool]) {
+		return nil, nil, false
+	}
+	for _, r := range w.rets {
+		c, ok := r.ret.Results[0].(*ssa.Const)
+		if !ok || c.Value == nil {
+			return nil, nil, false
+		}
+		if constant.BoolVal(c.Value) {
+			trues = append(trues, r)
+		} else {
+			falses = append(falses, r)
+		}
+	}
+	return trues, falses, len(trues) > 0 && len(falses) > 0
 }
 
 // tryLocksAt reports whether the walked function is a TryLock of the
@@ -157,6 +180,20 @@ func heldIn(rets []retState, path string) bool {
 	return true
 }
 
+// retakenIn reports whether some return of rets holds path again after
+// letting go of the caller's hold of it: a helper that unlocks its
+// caller's lock around some work and locks it again before it reports
+// true (nats' flushOutbound) is no TryLock; its false returns never let
+// the lock go.
+func retakenIn(rets []retState, path string) bool {
+	for _, r := range rets {
+		if slices.Contains(r.state.outerRel, path) {
+			return true
+		}
+	}
+	return false
+}
+
 // heldAnyIn reports whether some return state of rets may hold path.
 func heldAnyIn(rets []retState, path string) bool {
 	for _, r := range rets {
@@ -165,4 +202,22 @@ func heldAnyIn(rets []retState, path string) bool {
 		}
 	}
 	return false
+}
+
+// resultDiscarded reports whether the call being walked is a statement
+// whose result nobody reads. A TryLock wrapper called that way
+// (kubeedge's DTContext.Lock(id), which locks the device if it is known)
+// is taken by its caller for a plain lock: it goes on as if the lock
+// were held.
+func (w *walker) resultDiscarded() bool {
+	c, ok := w.at.(*ssa.Call)
+	if !ok {
+		return false
+	}
+	for _, ref := range *c.Referrers() {
+		if _, debug := ref.(*ssa.DebugRef); !debug {
+			return false
+		}
+	}
+	return true
 }

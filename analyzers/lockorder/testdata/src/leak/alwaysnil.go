@@ -107,3 +107,58 @@ func (ms *MetaStore) CommitLeaky(check func() error) error {
 	}
 	return tx.Commit()
 }
+
+// A lone error result works the same way: helm's LockRelease locks the
+// release's own mutex and returns nil, so its caller's `if err := ...;
+// err != nil { return err }` is no path with the lock left held. A
+// locker that can fail makes that return a leak.
+type Releases struct {
+	locksMu sync.Mutex
+	locks   map[string]*sync.Mutex
+}
+
+func (s *Releases) LockRelease(name string) error {
+	s.locksMu.Lock()
+	lock, ok := s.locks[name]
+	if !ok {
+		lock = &sync.Mutex{}
+		s.locks[name] = lock
+	}
+	s.locksMu.Unlock()
+	lock.Lock()
+	return nil
+}
+
+func (s *Releases) UnlockRelease(name string) {
+	s.locksMu.Lock()
+	lock := s.locks[name]
+	s.locksMu.Unlock()
+	lock.Unlock()
+}
+
+func (s *Releases) Uninstall(name string) error {
+	if err := s.LockRelease(name); err != nil {
+		return err
+	}
+	defer s.UnlockRelease(name)
+	return nil
+}
+
+func (s *Releases) LockChecked(name string) error {
+	s.locksMu.Lock()
+	lock := s.locks[name]
+	s.locksMu.Unlock()
+	lock.Lock()
+	if name == "" {
+		return errors.New("no name")
+	}
+	return nil
+}
+
+func (s *Releases) Upgrade(name string) error {
+	if err := s.LockChecked(name); err != nil {
+		return err // want `Releases.locks\[\] taken at alwaysnil.go:\d+ is still held on this return path \(other paths release it\)`
+	}
+	defer s.UnlockRelease(name)
+	return nil
+}
