@@ -209,15 +209,18 @@ func (w *walker) releasesClass(c *ssa.CallCommon, class string) bool {
 // itself (vault's `if exp := resp.Secret.ExpirationTime(); !exp.IsZero()
 // { ...; unlock() }`): no caller chose it, as with a parameter or a
 // captured flag, and no success result says it, as with an error's
-// nil-ness, so the path that skips the unlock leaks. The value is no
+// nil-ness or a pointer's (no object there, no lock to keep: internal/
+// sync's HashTrieMap unlocks the node find returned only `if i != nil`),
+// so the path that skips the unlock leaks. The value is no
 // merge of paths (a flag a break out of a loop set: the join's guess),
 // and the unlock sits on the side of its test where the lock is not
 // kept.
 func (w *walker) localTest(h Hold) bool {
-	if h.tagVal == nilConst || h.tag2Key != "" {
-		return false
+	path, typ, _ := strings.Cut(h.tagKey, "#")
+	if h.tagVal == nilConst || strings.HasSuffix(typ, "!=nil") || h.tag2Key != "" {
+		return false // a nil test: no object, no lock (`if i != nil { i.mu.Unlock() }`)
 	}
-	instr := w.rootValue(strings.SplitN(h.tagKey, "#", 2)[0])
+	instr := w.rootValue(path)
 	if instr == nil {
 		return false
 	}

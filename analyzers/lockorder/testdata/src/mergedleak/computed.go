@@ -65,3 +65,46 @@ func (b *Backend) sizeLocked(release bool) int {
 }
 
 func (b *Backend) Size() int { return b.sizeLocked(true) }
+
+// A lookup that returns its node locked, or nil, and the leaf it found
+// under the lock, which may be nil (internal/sync's HashTrieMap.find): the
+// caller unlocks only `if i != nil`, where there is a node. No object, no
+// lock to keep.
+type node struct {
+	mu   sync.Mutex
+	kids map[string]*node
+	val  int
+}
+
+func (b *Backend) find(root *node, k string) (i *node, leaf *node) {
+	for {
+		i = root
+		for d := 0; d < 4; d++ {
+			next := i.kids[k[:d]]
+			if next == nil {
+				i = nil
+				return
+			}
+			i = next
+		}
+		i.mu.Lock()
+		leaf = i.kids[k] // nil when it went away meanwhile
+		if i.val >= 0 {
+			return
+		}
+		i.mu.Unlock()
+	}
+}
+
+func (b *Backend) Delete(root *node, k string) bool {
+	i, leaf := b.find(root, k)
+	if leaf == nil {
+		if i != nil {
+			i.mu.Unlock()
+		}
+		return false
+	}
+	delete(i.kids, k)
+	i.mu.Unlock()
+	return true
+}
