@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"github.com/confinelint/confinelint/internal/objects"
 	"go/token"
 	"slices"
 	"strings"
@@ -47,10 +48,56 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		if w.report {
 			w.e.recordClosureEntry(w.fn, in, s)
 		}
+	case *ssa.Store:
+		s = w.collectedHeld(in, s)
 	}
 	w.checkBlocking(instr, s)
 	w.noteGuardedStore(instr, s)
 	return w.checkAccess(instr, s)
+}
+
+// collectedHeld hands over the locks of an object appended, while they
+// are held, to a slice (`toDelete =
+// append(toDelete, cr)` with cr.mu left locked, buildkit's prune): what
+// releases them is a later loop over that collection, which the walk
+// cannot pair with each element, so they are no longer this path's.
+func (w *walker) collectedHeld(st *ssa.Store, s State) State {
+	ia, ok := st.Addr.(*ssa.IndexAddr)
+	if !ok {
+		return s
+	}
+	if arr, ok := objects.Underlying(ia.X).(*ssa.Alloc); !ok || !appended(arr) {
+		return s // not append's arguments: a call's variadic array (fmt's), a slice from elsewhere
+	}
+	obj := pathOf(w.fn, st.Val)
+	if obj == "" {
+		return s
+	}
+	for _, h := range s.holds {
+		if strings.HasPrefix(h.Path, obj+".") {
+			s = s.handedOff(h.Path)
+		}
+	}
+	return s
+}
+
+// appended reports whether arr, an array made here, holds the elements
+// append adds to a slice: `append(s, x)`'s variadic arguments.
+func appended(arr *ssa.Alloc) bool {
+	for _, ref := range *arr.Referrers() {
+		sl, ok := ref.(*ssa.Slice)
+		if !ok {
+			continue
+		}
+		for _, use := range *sl.Referrers() {
+			if c, ok := use.(*ssa.Call); ok {
+				if b, ok := c.Call.Value.(*ssa.Builtin); ok && b.Name() == "append" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // returnPos is where a return path ends: the return statement, or the
