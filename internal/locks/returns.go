@@ -288,7 +288,7 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		}
 		// Held exactly where a callee's success says, or acquired on
 		// success here (tryacquire.go).
-		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) || w.tableAcquire(h) || w.tryLocksAt(h.Path) || w.resultSaysHeld(h.Path) {
+		if h.tagKey != "" && h.tagVal == nilConst || hasTry(w.info.tries, h.Path) || w.tableAcquire(h) || w.tryLocksAt(h.Path) || w.resultSaysHeld(h.Path) || w.handedWithResult(h.Path) {
 			return true
 		}
 		if h.Maybe && w.unlocked[h.Path] {

@@ -118,6 +118,27 @@ func (w *walker) heldOnSuccessOnly(path string, idx int, successNil bool) bool {
 	return succ > 0 && fail > 0
 }
 
+// handedWithResult reports whether the walked function, which returns a
+// handle and an error, holds path exactly on its success returns, path
+// being a lock its callers cannot name (rancher's CacheFor read-locks an
+// informer's stopMutex, looked up in a map, and returns the cache that
+// holds the informer, whose Close lets it go): the lock goes with the
+// handle, an acquire on success tryAcquired cannot record. A function
+// that returns only an error hands nothing over: its returns must agree.
+func (w *walker) handedWithResult(path string) bool {
+	res := w.fn.Signature.Results()
+	if res.Len() < 2 || portable(path) {
+		return false
+	}
+	switch res.At(0).Type().Underlying().(type) {
+	case *types.Pointer, *types.Interface:
+	default:
+		return false
+	}
+	idx, successNil, ok := successResult(w.fn.Signature)
+	return ok && w.heldOnSuccessOnly(path, idx, successNil)
+}
+
 // declaredOnSuccess reports whether a declared acquire of path is missing
 // exactly on failure returns (vfs.PrepareRenameDentry: `return EBUSY`
 // before taking anything; on success `to.mu` only when to is not nil,
