@@ -26,10 +26,11 @@ import (
 //     lock-order-test, reported at the test's acquisition; the cycles of
 //     one lock a test holds (in one function, from one acquisition) are
 //     one finding, whatever it takes under it: the fix is that hold;
-//   - cycles sharing an edge are grouped: the local edge that closes the
-//     most cycles is reported once, at its acquisition, naming how many
-//     it closes, with the other cycles as related information; then the
-//     next, until every cycle is covered. Ties go to the latest position,
+//   - cycles sharing an edge, or a hold and the acquisition or call made
+//     under it, are grouped: the local edge that closes the most cycles
+//     is reported once, at its acquisition, naming how many it closes,
+//     with the other cycles as related information; then the next,
+//     until every cycle is covered. Ties go to the latest position,
 //     so the choice depends only on the edges, not on the order packages
 //     or functions are analysed in;
 //   - every witness of a reported cycle is also where a //confined:ignore
@@ -154,17 +155,23 @@ func (e *engine) reportGroups(cycles []cycle, rule string) {
 	}
 }
 
-// groupKey is what cycles reported as one share: an edge, or for the
-// test rule the test's hold (function and acquisition) they all need.
+// groupKey is what cycles reported as one share: an edge, or one hold
+// and the one acquisition or call made under it (a function that holds
+// cc.mu and calls into a balancer that takes three other locks closes
+// three cycles at one call: one fix), or for the test rule the test's
+// hold (function and acquisition) they all need.
 type groupKey struct {
-	edge    edgeKey
-	fn      string
-	fromPos token.Pos
+	edge           edgeKey
+	fn             string
+	fromPos, toPos token.Pos
 }
 
 func (e *engine) groupOf(x edge, test bool) groupKey {
 	if test && e.testHold(x) {
 		return groupKey{edge: edgeKey{from: x.From, fromSub: x.FromSub}, fn: x.Fn, fromPos: x.FromPos}
+	}
+	if !x.declared && x.handed == "" {
+		return groupKey{edge: edgeKey{from: x.From, fromSub: x.FromSub}, fn: x.Fn, fromPos: x.FromPos, toPos: x.ToPos}
 	}
 	return groupKey{edge: x.key()}
 }
