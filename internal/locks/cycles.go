@@ -144,7 +144,7 @@ func (e *engine) reportGroups(cycles []cycle, rule string) {
 		}
 		var group, rest []cycle
 		for _, c := range left {
-			if slices.ContainsFunc(c.edges, func(x edge) bool { return e.groupOf(x, test) == e.groupOf(at, test) }) {
+			if slices.ContainsFunc(c.edges, func(x edge) bool { return e.inGroup(x, at, test) }) {
 				group = append(group, c)
 			} else {
 				rest = append(rest, c)
@@ -155,25 +155,32 @@ func (e *engine) reportGroups(cycles []cycle, rule string) {
 	}
 }
 
-// groupKey is what cycles reported as one share: an edge, or one hold
-// and the one acquisition or call made under it (a function that holds
-// cc.mu and calls into a balancer that takes three other locks closes
-// three cycles at one call: one fix), or for the test rule the test's
-// hold (function and acquisition) they all need.
+// groupKey is what cycles reported as one share: an edge, or for the
+// test rule the test's hold (function and acquisition) they all need.
 type groupKey struct {
-	edge           edgeKey
-	fn             string
-	fromPos, toPos token.Pos
+	edge    edgeKey
+	fn      string
+	fromPos token.Pos
 }
 
 func (e *engine) groupOf(x edge, test bool) groupKey {
 	if test && e.testHold(x) {
 		return groupKey{edge: edgeKey{from: x.From, fromSub: x.FromSub}, fn: x.Fn, fromPos: x.FromPos}
 	}
-	if !x.declared && x.handed == "" {
-		return groupKey{edge: edgeKey{from: x.From, fromSub: x.FromSub}, fn: x.Fn, fromPos: x.FromPos, toPos: x.ToPos}
-	}
 	return groupKey{edge: x.key()}
+}
+
+// inGroup reports whether x puts its cycle in at's group: the same group
+// key, or, in production code, the same hold and the same acquisition
+// or call made under it (a function that holds cc.mu and calls into a
+// balancer that takes three other locks closes three cycles at that one
+// call: one fix).
+func (e *engine) inGroup(x, at edge, test bool) bool {
+	if e.groupOf(x, test) == e.groupOf(at, test) {
+		return true
+	}
+	sameSite := x.Fn == at.Fn && x.From == at.From && x.FromSub == at.FromSub && x.FromPos == at.FromPos && x.ToPos == at.ToPos
+	return sameSite && !test && local(x) && !x.declared && !at.declared && x.handed == "" && at.handed == ""
 }
 
 // testHold reports whether x is a test's own hold: witnessed in a test
@@ -241,7 +248,7 @@ func (e *engine) reportGroup(at edge, group []cycle, rule string) {
 	test := rule == "lock-order-test"
 	// Each cycle rotated to end with its edge of the group.
 	rotated := func(c cycle) []edge {
-		i := slices.IndexFunc(c.edges, func(x edge) bool { return e.groupOf(x, test) == e.groupOf(at, test) })
+		i := slices.IndexFunc(c.edges, func(x edge) bool { return e.inGroup(x, at, test) })
 		return rotate(c, c.edges[i])
 	}
 	if i := slices.IndexFunc(group, func(c cycle) bool {
