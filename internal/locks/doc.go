@@ -92,7 +92,10 @@
 //     inside that result (a lookup that locks the entry it found) is
 //     held in the call's value (resultheld.go; not exported).
 //     Locks taken by TryLock and locks whose unlock is handed to
-//     a closure passed to a call or to a started goroutine are not leaks.
+//     a closure passed to a call or to a started goroutine are not leaks;
+//     a TryLock wrapper called as a statement, its result ignored, is
+//     taken for a plain lock (trywrapper.go). The returns of a function
+//     that keep one lock are one finding.
 //     Panicking paths (the recover block) are not return paths.
 //   - Unlock not held: only when the same path was unlocked before on every
 //     path (a double unlock). An unlock of a lock never taken in the
@@ -148,7 +151,10 @@
 //     candidate of an interface call holds around the call are a guess
 //     on top of another. sync.Once.Do runs its argument (the first
 //     time only, taken as certain: a Do under a lock its function takes
-//     deadlocks the first time). Param calls are not exported: a
+//     deadlocks the first time); sync.Map's Range, the sort and slices
+//     functions taking a comparison or predicate, and the filepath and fs
+//     walks run theirs as a loop runs its body (runsArgumentAt). Param
+//     calls are not exported: a
 //     callback passed across packages adds no edges.
 //   - fmt, log, log/slog and testing's Log family call the String or
 //     Error method of operands formatted with %v, %s, %q, %x, %X (%w for
