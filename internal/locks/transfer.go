@@ -1,7 +1,6 @@
 package locks
 
 import (
-	"github.com/confinelint/confinelint/internal/objects"
 	"go/token"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // instr applies one instruction to the state.
@@ -56,11 +56,11 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 	return w.checkAccess(instr, s)
 }
 
-// collectedHeld hands over the locks of an object appended, while they
-// are held, to a slice (`toDelete =
-// append(toDelete, cr)` with cr.mu left locked, buildkit's prune): what
-// releases them is a later loop over that collection, which the walk
-// cannot pair with each element, so they are no longer this path's.
+// collectedHeld hands over the locks of an object appended to a slice
+// while they are held (`toDelete = append(toDelete, cr)` with cr.mu left
+// locked, buildkit's prune): what releases them is a later loop over
+// that slice, which the walk cannot pair with each element, so they are
+// no longer this path's.
 func (w *walker) collectedHeld(st *ssa.Store, s State) State {
 	ia, ok := st.Addr.(*ssa.IndexAddr)
 	if !ok {
