@@ -66,4 +66,3 @@ func (tr *transfer) Done(err error) {
 	tr.stats.doneTransferring() // want `lock order inversion: stats.mu then transfer.mu in stats.String .* but transfer.mu then stats.mu in transfer.Done \(writeside.go:\d+ -> writeside.go:\d+ via stats.doneTransferring\) \[lock-order\]`
 	tr.end = time.Now()
 }
-
