@@ -220,6 +220,10 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 			return append(out, target{fn: m, vals: append(slices.Clone(v.Bindings), args...), owner: owner, exact: true, objs: w.e.objs})
 		}
 		return append(out, target{fn: w.e.canonical(fn), vals: args, bindVals: v.Bindings, owner: owner, creator: v.Parent(), exact: true, objs: w.e.objs})
+	case *ssa.Call:
+		if t, ok := w.returnedClosure(v, args, owner); ok {
+			return append(out, t)
+		}
 	}
 	if w.calledParam(from, v) != "" {
 		return out
@@ -251,6 +255,43 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 		out = append(out, target{fn: fn, vals: candidateArgs(fn, args), exact: exact, several: len(fns) > 1})
 	}
 	return out
+}
+
+// returnedClosure resolves a call of the func value call returns when
+// the callee, a package function, returns one closure on every path (an
+// iterator factory: `func (c *Cache) All() iter.Seq2[K, V] { return
+// func(yield ...) { c.mu.RLock() ... } }`, ranged over or called): that
+// closure runs, its captured parameters being the call's arguments.
+func (w *walker) returnedClosure(call *ssa.Call, args []ssa.Value, owner *ssa.Function) (target, bool) {
+	f := call.Call.StaticCallee()
+	if f == nil {
+		return target{}, false
+	}
+	if f = w.e.canonical(f); !w.e.p.FuncSet[f] {
+		return target{}, false
+	}
+	var mc *ssa.MakeClosure
+	for _, r := range objects.ReturnedValues(f) {
+		c, ok := objects.Underlying(r).(*ssa.MakeClosure)
+		if !ok || mc != nil && c != mc {
+			return target{}, false
+		}
+		mc = c
+	}
+	if mc == nil {
+		return target{}, false
+	}
+	fn, ok := mc.Fn.(*ssa.Function)
+	if !ok {
+		return target{}, false
+	}
+	binds := make([]ssa.Value, len(mc.Bindings))
+	for i, b := range mc.Bindings {
+		if p, ok := cellValue(b).(*ssa.Parameter); ok && p.Parent() == f { // a captured receiver is spilled to a cell
+			binds[i] = objects.CallArg(&call.Call, slices.Index(f.Params, p))
+		}
+	}
+	return target{fn: w.e.canonical(fn), vals: args, bindVals: binds, owner: owner, exact: true, objs: w.e.objs}, true
 }
 
 // withoutNoops is fns without the functions that do nothing (a body that
