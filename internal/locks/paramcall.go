@@ -350,6 +350,8 @@ func (t *target) valueOf(caller *ssa.Function, root string) (ssa.Value, *ssa.Fun
 		v = t.vals[i]
 	} else if i := paramIndex(root, "f"); i >= 0 && i < len(t.bindVals) {
 		v = t.bindVals[i]
+	} else if i >= 0 && t.bindVals == nil {
+		return capturedAtMaking(t.fn, i)
 	}
 	if v == nil {
 		return nil, nil
@@ -358,6 +360,31 @@ func (t *target) valueOf(caller *ssa.Function, root string) (ssa.Value, *ssa.Fun
 		return v, t.owner
 	}
 	return v, caller
+}
+
+// capturedAtMaking returns the value the closure fn's free variable i is
+// bound to and the function that makes fn, when fn is made at one place:
+// a closure called through a field or container it was stored in, not
+// by its maker, calls what its maker captured (oxia's gauge callback
+// wrapping the func NewGauge was given). That value is the maker's, so
+// the functions it may hold are followed from there (objects.FuncsOf).
+func capturedAtMaking(fn *ssa.Function, i int) (ssa.Value, *ssa.Function) {
+	if fn.Parent() == nil || fn.Referrers() == nil {
+		return nil, nil
+	}
+	var made *ssa.MakeClosure
+	for _, r := range *fn.Referrers() {
+		if mc, ok := r.(*ssa.MakeClosure); ok {
+			if made != nil {
+				return nil, nil
+			}
+			made = mc
+		}
+	}
+	if made == nil || i >= len(made.Bindings) {
+		return nil, nil
+	}
+	return cellValue(made.Bindings[i]), made.Parent()
 }
 
 // runsArgument returns the param call of a library function that calls
