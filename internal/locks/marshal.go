@@ -1,0 +1,62 @@
+package locks
+
+import (
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// encoding/json calls the MarshalJSON method of the value it is given,
+// as fmt calls String: `s.mu.Lock(); json.Marshal(s)` with a MarshalJSON
+// that read-locks s.mu locks it again, and a MarshalJSON that marshals
+// its own receiver under its lock re-enters itself. Only the value
+// passed, of a static type with the method: what the encoder finds
+// inside it by reflection is not followed.
+
+// marshalArg gives, per function, the index of the argument it marshals
+// (a method's receiver counted).
+var marshalArg = map[string]int{
+	"encoding/json.Marshal":           0,
+	"encoding/json.MarshalIndent":     0,
+	"(*encoding/json.Encoder).Encode": 1,
+}
+
+// marshalled appends to out the MarshalJSON method fn, called with args,
+// runs on the value it marshals.
+func (e *engine) marshalled(fn *ssa.Function, args []ssa.Value, out []target) []target {
+	i, ok := marshalArg[fn.String()]
+	if !ok || i >= len(args) {
+		return out
+	}
+	mi, ok := args[i].(*ssa.MakeInterface)
+	if !ok {
+		return out
+	}
+	if m, exact := e.marshalMethod(mi.X.Type()); m != nil {
+		out = append(out, target{fn: m, vals: []ssa.Value{mi.X}, exact: exact})
+	}
+	return out
+}
+
+// marshalMethod returns t's MarshalJSON method, exact as stringMethod's.
+func (e *engine) marshalMethod(t types.Type) (*ssa.Function, bool) {
+	if types.IsInterface(t) {
+		return nil, false
+	}
+	prog := e.p.SSA.Pkg.Prog
+	sel := prog.MethodSets.MethodSet(t).Lookup(nil, "MarshalJSON")
+	if sel == nil {
+		return nil, false
+	}
+	obj, ok := sel.Obj().(*types.Func)
+	if !ok || obj.Signature().Params().Len() != 0 || obj.Signature().Results().Len() != 2 {
+		return nil, false
+	}
+	fn := prog.FuncValue(obj)
+	if fn == nil {
+		return nil, false
+	}
+	_, ptrRecv := obj.Signature().Recv().Type().(*types.Pointer)
+	_, ptrT := t.(*types.Pointer)
+	return e.canonical(fn), ptrRecv && ptrT && len(sel.Index()) == 1
+}
