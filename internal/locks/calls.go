@@ -568,6 +568,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if h.Sub == "" {
 			h.Sub = w.argSub(tk.Path, t.vals)
 		}
+		h.elemOf = w.calleeElemOf(t, tk)
 		if tk.afterRelease {
 			w.retakeEdges(t, tk, h, pos, via, s)
 			continue
@@ -616,7 +617,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if w.report {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch}
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch}
 		w.failedTake(&nt, tk, t, failure)
 		if c, ok := w.whenInCaller(t, tk.when); ok && t.exact && (stepBranch == 0 || stepBranch == 1 && w.onlyHere(c)) {
 			nt.when = &c

@@ -124,11 +124,36 @@ func condKeyIn(fn *ssa.Function, v ssa.Value) string {
 			return pathOf(fn, ta.X) + ".(" + ta.AssertedType.String() + ")#ok"
 		}
 	}
-	switch v.(type) {
+	switch b := v.(type) {
 	case *ssa.Parameter, *ssa.FreeVar, *ssa.UnOp, *ssa.Phi, *ssa.Call, *ssa.Extract, *ssa.Field:
 		return pathOf(fn, v) + "#" + v.Type().String()
+	case *ssa.BinOp:
+		// Arithmetic of named values and constants, by its operands: the
+		// stripe `ref & (size-1)` computed once and tested twice
+		// (`if hash != ref { lock }` ... `if hash != ref { unlock }`).
+		x, y := operandKey(fn, b.X), operandKey(fn, b.Y)
+		if x == "" || y == "" {
+			return ""
+		}
+		return "(" + x + b.Op.String() + y + ")#" + v.Type().String()
+	case *ssa.Convert:
+		if x := condKeyIn(fn, b.X); x != "" {
+			return v.Type().String() + "(" + x + ")"
+		}
 	}
 	return ""
+}
+
+// operandKey is condKeyIn for an operand of arithmetic, a constant's
+// value for a constant.
+func operandKey(fn *ssa.Function, v ssa.Value) string {
+	if c, ok := v.(*ssa.Const); ok {
+		if c.Value == nil {
+			return ""
+		}
+		return c.Value.ExactString()
+	}
+	return condKeyIn(fn, v)
 }
 
 // paramCond reports whether a condition key is a parameter's own value

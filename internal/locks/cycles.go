@@ -82,7 +82,7 @@ func (e *engine) cycles() []cycle {
 			continue
 		}
 		seen[key] = true
-		if c.long() && !c.certain() || e.gated(c) || e.unwrittenReadJoint(c.edges) {
+		if c.long() && !c.certain() || e.gated(c) || e.unwrittenReadJoint(c.edges) || nestedInstances(c) {
 			continue
 		}
 		c.test = slices.ContainsFunc(c.edges, func(b edge) bool { return b.test })
@@ -364,4 +364,23 @@ func witnessHops(x edge) []diag.Hop {
 		hops = append(hops, diag.Hop{Pos: x.ToLeaf, What: x.ToName + " locked here"})
 	}
 	return hops
+}
+
+// nestedInstances reports a cycle of two edges witnessed by one nesting
+// of one function: A held, then B, then another object's A (a hash
+// stripe, the series, the series' own stripe). Its A at both ends are
+// two objects of one class, which order nothing by design (edges.go);
+// only the function run twice at once with the two swapped could wait,
+// as for any two objects of a class.
+func nestedInstances(c cycle) bool {
+	if len(c.edges) != 2 {
+		return false
+	}
+	for i, x := range c.edges {
+		y := c.edges[1-i]
+		if x.Fn == y.Fn && x.ToPos == y.FromPos && slices.Contains(y.within, x.FromPos) {
+			return true
+		}
+	}
+	return false
 }

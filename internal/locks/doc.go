@@ -28,7 +28,8 @@
 //     (edges.go, heldWhere). The walk
 //     follows branch conditions (cond.go): a maybe-hold is tagged with the
 //     condition that told the merged paths apart, and a later branch on
-//     the same value (by path: two loads of one flag agree) makes it
+//     the same value (by path: two loads of one flag agree; arithmetic of
+//     such values and constants by its operands) makes it
 //     definite or drops it, so `if c { mu.Lock() } ... if c { mu.Unlock()
 //     }` balances; up to two conditions, for `if x != nil && x != me`,
 //     where `x != nil` and `x == me` are remembered as flags of their own
@@ -167,7 +168,10 @@
 //     calls nothing. A package's own wrapper (`func (p *Page) warnf(format
 //     string, args ...any)` passing args on, whole, with its format behind
 //     a constant prefix without verbs) formats as what it wraps;
-//     conditional when it formats on some paths only.
+//     conditional when it formats on some paths only. encoding/json's
+//     Marshal, MarshalIndent and Encoder.Encode call the MarshalJSON
+//     method of the value they are given, the same way (marshal.go);
+//     what reflection finds inside it is not followed.
 //   - A Lock or Unlock method of a user type (a sync.Locker) whose effect
 //     is declared (acquires/releases) or inferred from its body is a call
 //     with that effect, not an opaque lock operation on the value: the
@@ -209,7 +213,9 @@
 //     gives a non-nil error is not one a take must dominate to be
 //     certain, while a success return is left (failreturn.go). A take
 //     whose only branches down from a callee are failures is a double
-//     lock on that failure's path (failbranch.go).
+//     lock on that failure's path (failbranch.go). The re-locks under one
+//     hold of the walked function are one finding, the later calls its
+//     related positions (relockgroup.go).
 //     Order edges through
 //     calls use may-takes, but a take more than maxCond conditional steps
 //     or maxVia calls away propagates no further (debug and trace paths,
@@ -270,6 +276,23 @@
 //     when the method takes it on every path through the argument that
 //     leads to the held lock (Dispatch.Path: a hook logging through the
 //     entry's logger).
+//   - Two locks of one class order nothing, except along a tree
+//     (tree.go): holding a node's lock while taking the lock of the
+//     object in one of its fields (`q.parent`, `q.parent.parent`), and,
+//     elsewhere, holding a node's lock while taking the lock of an object
+//     read from one of its containers (`for _, c := range q.children`),
+//     is reported as an inversion along the tree when each of the two
+//     locks is exclusive on one side at least. Package-local. And two
+//     locks of one class a function takes itself, reached the same way
+//     from two parameters of one type that it does not compare with an
+//     ordering operator, are an order by argument (symmetric.go):
+//     swapped arguments at once deadlock. A loop over a map that locks
+//     each value and keeps it past the iteration takes them in map order,
+//     which changes between ranges: an order by map iteration
+//     (maporder.go). A cycle of two edges that one function's nesting
+//     witnesses alone (A, then B, then another object's A) is two
+//     objects of A's class and is not reported (cycles.go,
+//     nestedInstances).
 //   - Facts leave out private leaf classes (facts.go, privateLeaves): a
 //     lock declared by an unexported var or field of the package, never
 //     left held or released for a caller, with no edge out of it. No

@@ -38,6 +38,9 @@ type edge struct {
 	test, must bool
 	// ends: which ends the witness holds or takes exclusively.
 	ends edgeEnds
+	// within: where the witness holds other locks of To's class, other
+	// objects, as it takes To (nestedInstances).
+	within []token.Pos
 }
 
 // edgesTo records an edge from every lock definitely held in s to h,
@@ -68,6 +71,10 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 		return
 	}
 	for _, o := range holds {
+		if o.Class == h.Class {
+			w.noteTreeStep(o, h, site, must)
+			w.noteSymmetric(o, h, holds, site.pos)
+		}
 		if o.Maybe && !w.heldWhere(o) || o.Class == "" || o.Class == h.Class {
 			continue
 		}
@@ -78,7 +85,7 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 			continue
 		}
 		x := edge{From: o.Class, To: h.Class, FromSub: o.Sub, ToSub: h.Sub, FromPos: o.Pos, ToPos: site.pos,
-			declared: broken, test: site.test, must: must, ends: edgeEnds{from: !o.Shared, to: !h.Shared}}
+			declared: broken, test: site.test, must: must, ends: edgeEnds{from: !o.Shared, to: !h.Shared}, within: sameClassHeld(holds, h)}
 		if h.leaf != site.pos {
 			x.ToLeaf = h.leaf
 		}
@@ -154,6 +161,11 @@ func (x edge) betterThan(old edge) bool {
 	// waiting writer: it says more than one that only read-locks.
 	if n, o := x.ends.count(), old.ends.count(); n != o {
 		return n > o
+	}
+	// One taken under no other object of its class says more than one
+	// nested in such an object (nestedInstances).
+	if (len(x.within) == 0) != (len(old.within) == 0) {
+		return len(x.within) == 0
 	}
 	return x.ToPos < old.ToPos || x.ToPos == old.ToPos && x.FromPos < old.FromPos
 }
@@ -280,4 +292,16 @@ func edgeLess(a, b facts.Edge) bool {
 		return a.FromSub < b.FromSub
 	}
 	return a.ToSub < b.ToSub
+}
+
+// sameClassHeld lists where holds keeps locks of h's class on other
+// objects than h's.
+func sameClassHeld(holds []Hold, h Hold) []token.Pos {
+	var out []token.Pos
+	for _, o := range holds {
+		if o.Class == h.Class && o.Path != h.Path && !o.Maybe {
+			out = append(out, o.Pos)
+		}
+	}
+	return out
 }

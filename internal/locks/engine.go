@@ -26,6 +26,9 @@ type engine struct {
 	// imported caches summaries of other packages' functions (nil: none).
 	imported  map[*ssa.Function]*funcInfo
 	classVars map[string]*types.Var
+	// treeSteps: same-class takes along a parent or children field, by
+	// class (tree.go).
+	treeSteps map[string][]treeStep
 	// selfBound: functions stored into a field of the object they
 	// capture (selfbound.go).
 	selfBound map[*ssa.Function]int
@@ -55,15 +58,17 @@ type engine struct {
 	// testEdges: each test function's best witness of an edge seen in
 	// tests (edges keeps one witness per key; whether a test's cycle can
 	// deadlock depends on the test).
-	testEdges  map[testEdgeKey]edge
-	leaves     map[string]bool // privateLeaves, left out of the facts
-	locals     map[string]bool // classes of local variables (localclass.go)
-	findings   []diag.Finding
-	relocks    map[string]int // findRelock's first finding per take, by index
-	impls      map[implKey][]*ssa.Function
-	convs      []conversion    // MakeInterface of named types (scanConversions)
-	ifaceConvs [][2]types.Type // interface-to-interface conversions and assertions
-	convCache  map[types.Type]map[*types.Named]bool
+	testEdges map[testEdgeKey]edge
+	leaves    map[string]bool // privateLeaves, left out of the facts
+	locals    map[string]bool // classes of local variables (localclass.go)
+	findings  []diag.Finding
+	relocks   map[string]int // findRelock's first finding per take, by index
+	// relockHolds: the re-lock finding of each hold (relockgroup.go).
+	relockHolds map[relockHoldKey]*relockHold
+	impls       map[implKey][]*ssa.Function
+	convs       []conversion    // MakeInterface of named types (scanConversions)
+	ifaceConvs  [][2]types.Type // interface-to-interface conversions and assertions
+	convCache   map[types.Type]map[*types.Named]bool
 	// dispatches: interface calls under locks, for importers (dispatch.go).
 	dispatches map[*types.TypeName]map[dispatchKey]heldDispatch
 	// dispatchSites caches reachableDispatches.
@@ -161,6 +166,8 @@ type take struct {
 	test bool
 	// Sub is the value field holding the lock's struct (see Hold.Sub).
 	Sub string
+	// elemOf: Hold.elemOf, in this function's paths.
+	elemOf string
 	// fresh: the lock of an object the function (or a callee) created and
 	// had not published at the acquisition (see Hold.Fresh).
 	fresh bool

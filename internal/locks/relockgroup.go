@@ -2,7 +2,11 @@ package locks
 
 import (
 	"go/token"
+	"slices"
+	"strconv"
 	"strings"
+
+	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/diag"
 )
@@ -17,9 +21,12 @@ import (
 // positions, each silencing it as its own finding would. An exported or
 // locking function called under the lock is each caller's mistake: one
 // finding per call.
-func (e *engine) findRelock(at token.Pos, rule, what, since string, first ...diag.Hop) {
+func (e *engine) findRelock(at, held token.Pos, rule, what, since string, first ...diag.Hop) {
+	if e.underSameHold(at, held, rule, what) {
+		return
+	}
 	if !helperChain(what) {
-		e.find(at, rule, what+since, first...)
+		e.findUnderHold(at, held, rule, what, since, first...)
 		return
 	}
 	key := rule + "\x00" + what
@@ -30,13 +37,75 @@ func (e *engine) findRelock(at token.Pos, rule, what, since string, first ...dia
 		return
 	}
 	n := len(e.findings)
-	e.find(at, rule, what+since, first...)
+	e.findUnderHold(at, held, rule, what, since, first...)
 	if len(e.findings) > n {
 		if e.relocks == nil {
 			e.relocks = map[string]int{}
 		}
 		e.relocks[key] = n
 	}
+}
+
+// Several calls made under one hold that each take the lock again are one
+// problem too: the hold (rudd's allnodesfrom read-locking the tables and
+// calling four helpers that read-lock them again). The first call found
+// is the finding; the others are its related positions, and its message
+// counts them.
+
+// relockHold is the finding of the re-locks under one hold.
+type relockHold struct {
+	finding int    // index in e.findings
+	msg     string // its message before the count
+	more    int
+}
+
+// relockHoldKey names a hold in the function walked: a hold inside a
+// callee (a helper that runs its argument under its lock) is each
+// caller's own.
+type relockHoldKey struct {
+	fn         *ssa.Function
+	held       token.Pos
+	rule, lock string
+}
+
+func (e *engine) relockHold(held token.Pos, rule, what string) relockHoldKey {
+	lock, _, _ := strings.Cut(what, " by ")
+	lock, _, _ = strings.Cut(lock, " locked again")
+	return relockHoldKey{e.cur, held, rule, lock}
+}
+
+// findUnderHold reports a re-lock and remembers it as its hold's finding.
+func (e *engine) findUnderHold(at, held token.Pos, rule, what, since string, first ...diag.Hop) {
+	n := len(e.findings)
+	e.find(at, rule, what+since, first...)
+	if len(e.findings) > n && held.IsValid() {
+		if e.relockHolds == nil {
+			e.relockHolds = map[relockHoldKey]*relockHold{}
+		}
+		e.relockHolds[e.relockHold(held, rule, what)] = &relockHold{finding: n, msg: what + since}
+	}
+}
+
+// underSameHold adds the re-lock at at to the finding of its hold, when
+// another call under that hold was reported already.
+func (e *engine) underSameHold(at, held token.Pos, rule, what string) bool {
+	g := e.relockHolds[e.relockHold(held, rule, what)]
+	if g == nil || g.finding >= len(e.findings) || e.findings[g.finding].Pos == at {
+		return false
+	}
+	f := &e.findings[g.finding]
+	if slices.Contains(f.Also, at) {
+		return true
+	}
+	g.more++
+	f.Also = append(f.Also, at)
+	f.Chain = append(f.Chain, diag.Hop{Pos: at, What: "taken again here too, under the same hold: " + what})
+	calls := " more call"
+	if g.more > 1 {
+		calls += "s"
+	}
+	f.Message = g.msg + "; " + strconv.Itoa(g.more) + calls + " under this hold take it again"
+	return true
 }
 
 // helperChain reports whether a re-lock description ("M.mu locked again

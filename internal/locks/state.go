@@ -54,6 +54,13 @@ type Hold struct {
 	// from ("ptr:Node.wal" for n.wal.mu); "" when unknown. Locks of one
 	// class under two different refinements are never the same lock.
 	Sub string
+	// elemOf names the container the lock's object was read from as one
+	// element, in the walked function's paths ("p0.children"); "" when
+	// none (tree.go).
+	elemOf string
+	// sym: how a lock the function takes itself is reached from its
+	// parameters, nil when not (symmetric.go).
+	sym *symSource
 	// Obj is the allocation (or constructor call) of this function that
 	// created the object holding the lock, nil when the object comes from
 	// elsewhere. While that object is private (objects.Index.Private) no

@@ -25,6 +25,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		infos:          map[*ssa.Function]*funcInfo{},
 		imported:       map[*ssa.Function]*funcInfo{},
 		classVars:      map[string]*types.Var{},
+		treeSteps:      map[string][]treeStep{},
 		closureEntry:   map[*ssa.Function]*State{},
 		testStarts:     map[*ssa.Function]*testRun{},
 		testSteps:      map[*ssa.Function]*testStep{},
@@ -78,6 +79,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 	e.checkDeclarations()
 	e.dispatchEdges()
 	e.reportCycles()
+	e.reportTreeInversions()
 	e.exportFacts()
 	return &Summary{findings: e.findings}
 }

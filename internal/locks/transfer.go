@@ -151,7 +151,9 @@ func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) Stat
 			w.nilGuard = edges // `if in != nil { in.mu.Lock() }` (nilguard.go)
 			defer func() { w.nilGuard = nil }()
 		}
-		return w.acquire(w.holdOf(lv, op.Shared(), pos), s)
+		h := w.holdOf(lv, op.Shared(), pos)
+		w.noteMapOrder(h, lv, s)
+		return w.acquire(h, s)
 	case lockop.Unlock, lockop.RUnlock:
 		return w.release(w.holdOf(lv, op.Shared(), pos), pos, s)
 	case lockop.Downgrade:
@@ -176,7 +178,7 @@ func (w *walker) acquire(h Hold, s State) State {
 	}
 	if w.final {
 		step, branch := w.condStep(), w.branchStep()
-		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), leaf: h.Pos, afterRelease: s.outer, released: s.outerRel, cond: step, own: step, branch: branch, ownBranch: branch, test: w.e.inTest(h.Pos), Sub: h.Sub, fresh: w.private(h), leafSure: step == 0}
+		tk := take{Path: h.Path, Class: h.Class, Name: h.Name, Shared: h.Shared, Pos: h.Pos, At: w.e.at(h.Pos), leaf: h.Pos, afterRelease: s.outer, released: s.outerRel, cond: step, own: step, branch: branch, ownBranch: branch, test: w.e.inTest(h.Pos), Sub: h.Sub, elemOf: h.elemOf, fresh: w.private(h), leafSure: step == 0}
 		if branch == 1 {
 			tk.when = w.onlyWhen(w.blk)
 			tk.failed, tk.failedOn = w.failureHere()
@@ -226,11 +228,11 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	case old.Shared && h.Shared && w.e.noWriterDuringTest(w.fn, h.Class, at):
 		// A test's recursive read lock with no writer running meanwhile.
 	case old.Shared && h.Shared:
-		w.e.findRelock(at, "double-lock", "RLock of "+h.Name+via, " while already read-locked since "+held+": deadlocks behind a waiting writer", first...)
+		w.e.findRelock(at, old.Pos, "double-lock", "RLock of "+h.Name+via, " while already read-locked since "+held+": deadlocks behind a waiting writer", first...)
 	case old.Shared:
-		w.e.findRelock(at, "lock-upgrade", "Lock of "+h.Name+via, " while read-locked since "+held+": a read lock cannot be upgraded, this deadlocks", first...)
+		w.e.findRelock(at, old.Pos, "lock-upgrade", "Lock of "+h.Name+via, " while read-locked since "+held+": a read lock cannot be upgraded, this deadlocks", first...)
 	default:
-		w.e.findRelock(at, "double-lock", h.Name+" locked again"+via, " while held since "+held+": self-deadlock", first...)
+		w.e.findRelock(at, old.Pos, "double-lock", h.Name+" locked again"+via, " while held since "+held+": self-deadlock", first...)
 	}
 }
 

@@ -359,6 +359,10 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 	h := Hold{Path: w.e.lockPath(w.fn, lv), Shared: shared, Pos: pos, Name: "lock", Opaque: types.IsInterface(lv.Type())}
 	if fa, ok := lv.(*ssa.FieldAddr); ok {
 		h.Sub = w.e.objs.Via(fa.X)
+		h.elemOf = w.elemPath(fa.X)
+		h.sym = symSourceOf(w.fn, fa.X)
+	} else {
+		h.sym = symSourceOf(w.fn, lv)
 	}
 	h.Obj = w.e.objs.Origin(w.fn, container(lv))
 	if v := cmp.Or(lockop.ClassOf(lv), lockop.ReturnedClass(lv)); v != nil {

@@ -65,10 +65,12 @@ func (c *Counter) Add() {
 	c.n += c.Get() // want `Counter.Mutex locked again by Counter.Get \(at doublelock.go:57\) while held since doublelock.go:63: self-deadlock \[double-lock\]`
 }
 
-// Two instances of one class: not reported (paths differ).
+// Two instances of one class: no double lock (paths differ). Taken in
+// the order of the arguments, they are an order by argument
+// (symmetric.go): swap(x, y) and swap(y, x) at once deadlock.
 func swap(a, b *T) {
 	a.mu.Lock()
-	b.mu.Lock()
+	b.mu.Lock() // want `lock order by argument: swap holds the T.mu of a \(doublelock.go:\d+\) and takes the T.mu of b`
 	a.n, b.n = b.n, a.n
 	b.mu.Unlock()
 	a.mu.Unlock()

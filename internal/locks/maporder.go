@@ -1,0 +1,168 @@
+package locks
+
+import (
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/diag"
+)
+
+// A loop over a map that locks each value's lock and keeps it held past
+// the iteration (a deferred unlock, or none) holds them all at once,
+// taken in map order, which Go changes from one range to the next: two
+// goroutines running it at once each take one first and wait for the
+// other's (ovn-kubernetes' WatchFactory.Shutdown locking every informer).
+// A slice's order is the same for everyone, so only maps. Not when the
+// lock is only read-locked, nor when the function holds another lock
+// exclusively across the loop (the loops are serialized). Only a Lock
+// the loop's body makes itself on the value.
+
+// noteMapOrder reports h, acquired by the walked function's Lock call at
+// pos on lv, when it is such a lock.
+func (w *walker) noteMapOrder(h Hold, lv ssa.Value, s State) {
+	if !w.report || h.Shared || h.Class == "" || w.private(h) {
+		return
+	}
+	fa, ok := lv.(*ssa.FieldAddr)
+	if !ok {
+		return
+	}
+	elem, rng := mapRangeValue(fa.X)
+	if rng == nil || releasedInBody(w.e, elem) {
+		return
+	}
+	for _, o := range s.holds {
+		if o.Class != h.Class && o.Class != "" && !o.Maybe && !o.Shared {
+			return // serialized by a lock held across the loop
+		}
+	}
+	fname := w.e.funcName(w.fn)
+	what := "the values of " + mapName(rng.X)
+	msg := "lock order by map iteration: " + fname + " takes the " + h.Name + " of each of " + what +
+		" and holds them all, in map order, which changes from one range to the next: two calls at once deadlock"
+	rule := "lock-order"
+	if w.e.inTest(h.Pos) {
+		rule = "lock-order-test"
+	}
+	w.e.find(h.Pos, rule, msg, diag.Hop{Pos: rng.Pos(), What: "ranges over " + what}, diag.Hop{Pos: h.Pos, What: fname + " takes " + h.Name + ", not released in the iteration"})
+}
+
+// mapRangeValue returns v as the value a range over a map yields, with
+// that range; nil when it is not one.
+func mapRangeValue(v ssa.Value) (*ssa.Extract, *ssa.Range) {
+	for range maxSymDepth {
+		switch u := v.(type) {
+		case *ssa.UnOp:
+			if u.Op != token.MUL {
+				return nil, nil
+			}
+			v = u.X
+			continue
+		case *ssa.Extract:
+			next, ok := u.Tuple.(*ssa.Next)
+			if !ok || u.Index != 2 {
+				return nil, nil
+			}
+			rng, ok := next.Iter.(*ssa.Range)
+			if !ok {
+				return nil, nil
+			}
+			if _, isMap := rng.X.Type().Underlying().(*types.Map); !isMap {
+				return nil, nil
+			}
+			return u, rng
+		}
+		return nil, nil
+	}
+	return nil, nil
+}
+
+// releasedInBody reports whether the loop body elem is yielded into
+// releases something of it without a defer: an Unlock or RUnlock on it,
+// or a call given it whose summary releases a lock.
+func releasedInBody(e *engine, elem *ssa.Extract) bool {
+	body := elem.Block()
+	for _, b := range elem.Parent().Blocks {
+		if !body.Dominates(b) {
+			continue
+		}
+		for _, instr := range b.Instrs {
+			call, ok := instr.(*ssa.Call)
+			if !ok {
+				continue
+			}
+			c := call.Common()
+			if !usesValue(c, elem) {
+				continue
+			}
+			if name := calleeName(c); name == "Unlock" || name == "RUnlock" {
+				return true
+			}
+			if sum := e.summaryOf(c.StaticCallee()); sum != nil && len(sum.releases) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// usesValue reports whether a call's receiver or an argument is v or
+// reached from it by field addresses and loads.
+func usesValue(c *ssa.CallCommon, v ssa.Value) bool {
+	args := c.Args
+	if c.IsInvoke() {
+		args = append([]ssa.Value{c.Value}, args...)
+	}
+	for _, a := range args {
+		for range maxSymDepth {
+			if a == v {
+				return true
+			}
+			switch u := a.(type) {
+			case *ssa.FieldAddr:
+				a = u.X
+				continue
+			case *ssa.UnOp:
+				a = u.X
+				continue
+			}
+			break
+		}
+	}
+	return false
+}
+
+// calleeName is the called function's or method's name, "" when unknown.
+func calleeName(c *ssa.CallCommon) string {
+	if c.IsInvoke() {
+		return c.Method.Name()
+	}
+	if f := c.StaticCallee(); f != nil {
+		return f.Name()
+	}
+	return ""
+}
+
+// mapName renders the map a range is over: "wf.informers", a variable's
+// name, or "a map".
+func mapName(v ssa.Value) string {
+	if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
+		if fa, ok := u.X.(*ssa.FieldAddr); ok {
+			if base := mapName(fa.X); base != "a map" {
+				return base + "." + structFieldName(fa.X.Type(), fa.Field)
+			}
+			return structFieldName(fa.X.Type(), fa.Field)
+		}
+	}
+	switch x := v.(type) {
+	case *ssa.Parameter:
+		return x.Name()
+	case *ssa.FreeVar:
+		return x.Name()
+	case *ssa.Global:
+		return x.Name()
+	}
+	return "a map"
+}
