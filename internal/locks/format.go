@@ -315,15 +315,24 @@ func (e *engine) stringMethod(t types.Type) (*ssa.Function, bool) {
 		if !ok || !returnsString(obj) {
 			continue
 		}
-		fn := prog.FuncValue(obj)
-		if fn == nil {
-			return nil, false
-		}
-		_, ptrRecv := obj.Signature().Recv().Type().(*types.Pointer)
-		_, ptrT := t.(*types.Pointer)
-		return e.canonical(fn), ptrRecv && ptrT && len(sel.Index()) == 1
+		return e.implicitCall(t, sel, obj)
 	}
 	return nil, false
+}
+
+// implicitCall returns the method obj, selected by sel on a value of
+// static type t, that a library calls on that value (fmt's String,
+// encoding/json's MarshalJSON); exact when it has a pointer receiver and
+// t is that pointer (a value receiver works on a copy: its locks are not
+// the caller's).
+func (e *engine) implicitCall(t types.Type, sel *types.Selection, obj *types.Func) (*ssa.Function, bool) {
+	fn := e.p.SSA.Pkg.Prog.FuncValue(obj)
+	if fn == nil {
+		return nil, false
+	}
+	_, ptrRecv := obj.Signature().Recv().Type().(*types.Pointer)
+	_, ptrT := t.(*types.Pointer)
+	return e.canonical(fn), ptrRecv && ptrT && len(sel.Index()) == 1
 }
 
 func returnsString(f *types.Func) bool {

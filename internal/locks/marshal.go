@@ -38,7 +38,7 @@ func (e *engine) marshalled(fn *ssa.Function, args []ssa.Value, out []target) []
 	return out
 }
 
-// marshalMethod returns t's MarshalJSON method, exact as stringMethod's.
+// marshalMethod returns t's MarshalJSON method, exact as implicitCall says.
 func (e *engine) marshalMethod(t types.Type) (*ssa.Function, bool) {
 	if types.IsInterface(t) {
 		return nil, false
@@ -52,11 +52,5 @@ func (e *engine) marshalMethod(t types.Type) (*ssa.Function, bool) {
 	if !ok || obj.Signature().Params().Len() != 0 || obj.Signature().Results().Len() != 2 {
 		return nil, false
 	}
-	fn := prog.FuncValue(obj)
-	if fn == nil {
-		return nil, false
-	}
-	_, ptrRecv := obj.Signature().Recv().Type().(*types.Pointer)
-	_, ptrT := t.(*types.Pointer)
-	return e.canonical(fn), ptrRecv && ptrT && len(sel.Index()) == 1
+	return e.implicitCall(t, sel, obj)
 }
