@@ -145,24 +145,23 @@ func calleeName(c *ssa.CallCommon) string {
 	return ""
 }
 
-// mapName renders the map a range is over: "wf.informers", a variable's
-// name, or "a map".
+// mapName renders the map a range is over: "wf.informers", a
+// variable's name, or "a map".
 func mapName(v ssa.Value) string {
 	if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
 		if fa, ok := u.X.(*ssa.FieldAddr); ok {
-			if base := mapName(fa.X); base != "a map" {
-				return base + "." + structFieldName(fa.X.Type(), fa.Field)
+			field := structFieldName(fa.X.Type(), fa.Field)
+			if base := sourceName(fa.X); base != unnamed {
+				return base + "." + field
 			}
-			return structFieldName(fa.X.Type(), fa.Field)
+			return field
 		}
 	}
-	switch x := v.(type) {
-	case *ssa.Parameter:
-		return x.Name()
-	case *ssa.FreeVar:
-		return x.Name()
-	case *ssa.Global:
-		return x.Name()
+	if g, ok := v.(*ssa.Global); ok {
+		return g.Name()
+	}
+	if name := sourceName(v); name != unnamed {
+		return name
 	}
 	return "a map"
 }

@@ -429,5 +429,8 @@ func sourceName(v ssa.Value) string {
 		}
 		break
 	}
-	return "lock"
+	return unnamed
 }
+
+// unnamed is sourceName's name for a value it cannot name.
+const unnamed = "lock"
