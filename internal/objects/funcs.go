@@ -301,6 +301,9 @@ func CallArg(c *ssa.CallCommon, i int) ssa.Value {
 // readFrom returns the field, package var or container a value is read
 // from (nil when it is not such a read), and whether it is an element.
 func (x *Index) readFrom(v ssa.Value) (any, bool) {
+	if c := ContainerOf(v); c != nil {
+		return x.containerKey(c, 0), true
+	}
 	switch u := v.(type) {
 	case *ssa.UnOp:
 		if u.Op == token.ARROW && !u.CommaOk {
@@ -314,15 +317,9 @@ func (x *Index) readFrom(v ssa.Value) (any, bool) {
 			return keyOrNil(lockop.FieldOf(a)), false
 		case *ssa.Global:
 			return a.Object(), false
-		case *ssa.IndexAddr:
-			return x.containerKey(a.X, 0), true
 		}
 	case *ssa.Field:
 		return keyOrNil(structField(u.X.Type(), u.Field)), false
-	case *ssa.Lookup:
-		return x.containerKey(u.X, 0), true
-	case *ssa.Index:
-		return x.containerKey(u.X, 0), true
 	case *ssa.TypeAssert, *ssa.Call:
 		if k := atomicLoaded(u); k != nil {
 			return k, true
@@ -331,19 +328,10 @@ func (x *Index) readFrom(v ssa.Value) (any, bool) {
 		if k := atomicLoaded(u); k != nil {
 			return k, true
 		}
-		switch t := u.Tuple.(type) {
-		case *ssa.Lookup: // v, ok := m[k]
-			if u.Index == 0 {
-				return x.containerKey(t.X, 0), true
-			}
-		case *ssa.UnOp: // v, ok := <-ch; for v := range ch
-			if t.Op == token.ARROW && u.Index == 0 {
-				return x.containerKey(t.X, 0), true
-			}
-		case *ssa.Next: // for _, v := range m
-			if rg, ok := t.Iter.(*ssa.Range); ok && u.Index == 2 {
-				return x.containerKey(rg.X, 0), true
-			}
+		// v, ok := <-ch; for v := range ch (m[k] and a range over m's
+		// values: ContainerOf, above)
+		if t, ok := u.Tuple.(*ssa.UnOp); ok && t.Op == token.ARROW && u.Index == 0 {
+			return x.containerKey(t.X, 0), true
 		}
 	}
 	return nil, false
