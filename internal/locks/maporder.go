@@ -30,7 +30,7 @@ func (w *walker) noteMapOrder(h Hold, lv ssa.Value, s State) {
 		return
 	}
 	elem, rng := mapRangeValue(fa.X)
-	if rng == nil || releasedInBody(w.e, elem) {
+	if rng == nil || releasedInBody(w.e, elem) || !loopsBack(w.blk, elem) {
 		return
 	}
 	for _, o := range s.holds {
@@ -77,6 +77,30 @@ func mapRangeValue(v ssa.Value) (*ssa.Extract, *ssa.Range) {
 		return nil, nil
 	}
 	return nil, nil
+}
+
+// loopsBack reports whether the loop body that elem is yielded into goes
+// on to its next iteration from b: a lock taken only on the way out
+// (`v.mu.Lock(); return v`) is one lock, held alone.
+func loopsBack(b *ssa.BasicBlock, elem *ssa.Extract) bool {
+	header := elem.Tuple.(*ssa.Next).Block()
+	body := elem.Block()
+	seen := map[*ssa.BasicBlock]bool{}
+	work := []*ssa.BasicBlock{b}
+	for len(work) > 0 {
+		cur := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, next := range cur.Succs {
+			if next == header {
+				return true
+			}
+			if !seen[next] && body.Dominates(next) {
+				seen[next] = true
+				work = append(work, next)
+			}
+		}
+	}
+	return false
 }
 
 // releasedInBody reports whether the loop body elem is yielded into

@@ -58,7 +58,8 @@ func (w *walker) noteTreeStep(o, h Hold, site edgeSite, must bool) {
 // repeatedField returns F when rest is ".F", ".F.F", ...: the parent,
 // the grandparent; "" otherwise.
 func repeatedField(rest string) string {
-	f := oneField(rest)
+	first, _, _ := strings.Cut(strings.TrimPrefix(rest, "."), ".")
+	f := oneField(rest[:min(len(rest), len(first)+1)])
 	if f == "" {
 		return ""
 	}

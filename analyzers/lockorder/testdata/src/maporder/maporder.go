@@ -100,3 +100,13 @@ func blockList(nodes []*node) {
 		n.blocked = true
 	}
 }
+
+// anyLocked locks one informer and returns it locked: one lock, held
+// alone, whatever the map's order.
+func (wf *WatchFactory) anyLocked() *informer {
+	for _, inf := range wf.informers {
+		inf.Lock()
+		return inf
+	}
+	return nil
+}
