@@ -77,6 +77,9 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 			return []chanOp{op}, "channel receive"
 		}
 	case *ssa.Select:
+		if len(x.States) == 0 && x.Blocking {
+			return nil, blocksForever
+		}
 		bounded := false // a timer case: the select returns when it fires
 		for _, st := range x.States {
 			ops = append(ops, chanOp{Key: w.e.chanKey(w.fn, st.Chan, 0), Send: st.Dir == types.SendOnly})
@@ -203,6 +206,12 @@ func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 		}
 		for _, b := range blocks {
 			if b.frees(h) {
+				continue
+			}
+			if b.what == blocksForever {
+				if w.reportHeldForever(pos, h, b, m) {
+					break
+				}
 				continue
 			}
 			// An operation on a buffered channel blocks only on an empty
@@ -709,6 +718,38 @@ func hasOppositeFree(have, ops []chanOp, class string) bool {
 			if h.Key == op.Key && h.Send != op.Send && !slices.Contains(h.Before, class) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// blocksForever is the operation of `select {}`: no goroutine unblocks
+// it.
+const blocksForever = "select {}, which never returns"
+
+// reportHeldForever reports h, held across b, an operation that blocks
+// forever, when another function of the package takes h's class as m
+// says would block: the lock is never released, so that take waits
+// forever (dubbo-go's Serve parking in select {} under its lock while
+// request handlers read-lock it). The function itself, and constructors
+// taking a fresh object's lock, do not count.
+func (w *walker) reportHeldForever(pos token.Pos, h Hold, b blockOp, m takeMode) bool {
+	for _, fn := range w.e.p.Funcs {
+		if fn == w.fn {
+			continue
+		}
+		info := w.e.infos[fn]
+		if info == nil {
+			continue
+		}
+		for _, t := range info.takes {
+			if t.Via != nil || t.fresh || !m.blocks([]take{t}) {
+				continue
+			}
+			name := w.e.funcName(fn)
+			msg := h.Name + " (taken at " + w.e.at(h.Pos) + ") is held across a " + b.describe() + ": it is never released, and " + name + " also takes it"
+			w.e.find(pos, "blocking-held", msg, diag.Hop{Pos: t.Pos, What: name + " takes " + h.Name})
+			return true
 		}
 	}
 	return false

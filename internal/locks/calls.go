@@ -585,7 +585,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// direct Lock), when this function unlocks it somewhere or
 			// took it through a helper.
 			old, held := s.find(p)
-			loop := old.Maybe && old.Loop && (w.unlocked[p] || old.Inferred)
+			loop := old.Maybe && old.Loop && w.relockedNextTurn(old)
 			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.branch+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
 			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && failOnly && !w.failedOnHeld(tk, t, old) {

@@ -40,8 +40,10 @@
 //     tested before, a parameter or a closure's captured variable bound to
 //     a constant or a known value at the call: specialize.go) are dead. A lock maybe-held over a loop back-edge and
 //     taken again for sure in the loop, directly or by a call, where the
-//     function unlocks it somewhere or took it through a helper, is a
-//     re-lock on the next iteration [lock-leak]. A callee's take decided
+//     function unlocks it somewhere (a deferred unlock of a
+//     loop-invariant path included: it runs only at the return) or took
+//     it through a helper, is a re-lock on the next iteration
+//     [lock-leak]. A callee's take decided
 //     by one branch carries that condition up (take.when, when.go): a
 //     caller holding the lock only under the same condition re-locks it
 //     there, and so does one holding it where the walk knows the
@@ -306,7 +308,9 @@
 //     accesses through a value allocated in the same function are
 //     construction (publication is not tracked).
 //   - Blocking (blocking.go): see the comment there; timers, contexts and
-//     time.Sleep have no peer goroutine and are not reported. Every
+//     time.Sleep have no peer goroutine and are not reported. `select {}`
+//     never returns: a lock held there is reported when any other
+//     function of the package takes it. Every
 //     goroutine that can unblock the operation must take the lock (one
 //     that performs the opposite operation without it, as a
 //     time.AfterFunc callback closing the channel, unblocks it anyway),

@@ -195,6 +195,15 @@ func (w *walker) acquire(h Hold, s State) State {
 	return s.with(h)
 }
 
+// relockedNextTurn reports whether old, held over a loop's back-edge, is
+// one this function lets go of (an unlock, or one deferred to its
+// return: a defer in a loop body releases nothing until then) or took
+// through a helper: taken again, it is a re-lock on the next iteration,
+// not a lock handed to another goroutine to unlock.
+func (w *walker) relockedNextTurn(old Hold) bool {
+	return w.unlocked[old.Path] || old.Inferred || !strings.Contains(old.Path, "v:") && w.deferredUnlock(old.Path)
+}
+
 // reportRelock reports taking h while old (same path) is held.
 // takenHops says where h was taken, and where a callee locked it when
 // that is another place in this package.
@@ -215,14 +224,18 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	if h.leaf.IsValid() && h.leaf != at && h.leaf != old.Pos && h.leaf != old.leaf {
 		first = append(first, diag.Hop{Pos: h.leaf, What: h.Name + " locked again here"})
 	}
+	loop := old.Maybe && old.Loop && w.relockedNextTurn(old)
 	switch {
-	case old.Maybe && old.Loop && (w.unlocked[h.Path] || old.Inferred) && old.Shared && h.Shared:
+	case loop && old.Shared && h.Shared:
 		// A read lock taken again on the next turn blocks only behind a
 		// waiting writer (a benchmark read-locking N times has none).
 		if wr := w.e.writerOf(h.Class); wr != "" {
 			w.e.find(at, "lock-leak", h.Name+" may still be read-locked from the previous loop iteration (taken at "+held+"): RLock on the next iteration deadlocks behind a waiting writer ("+wr+" write-locks it)", first...)
 		}
-	case old.Maybe && old.Loop && (w.unlocked[h.Path] || old.Inferred):
+	case loop && !w.unlocked[h.Path] && !old.Inferred:
+		// Unlocked only by a defer: held until the function returns.
+		w.e.find(at, "lock-leak", h.Name+" is still held from the previous loop iteration (taken at "+held+"; its deferred unlock runs only when the function returns): Lock on the next iteration deadlocks", first...)
+	case loop:
 		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first...)
 	case old.Maybe:
 	case old.Shared && h.Shared && w.e.noWriterDuringTest(w.fn, h.Class, at):
