@@ -7,6 +7,8 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // A loop over a map that locks each value's lock and keeps it held past
@@ -104,8 +106,8 @@ func loopsBack(b *ssa.BasicBlock, elem *ssa.Extract) bool {
 }
 
 // releasedInBody reports whether the loop body elem is yielded into
-// releases something of it without a defer: an Unlock or RUnlock on it,
-// or a call given it whose summary releases a lock.
+// releases something of it without a defer: an Unlock or RUnlock on it
+// (classify), or a call given it whose summary releases a lock.
 func releasedInBody(e *engine, elem *ssa.Extract) bool {
 	body := elem.Block()
 	for _, b := range elem.Parent().Blocks {
@@ -121,7 +123,7 @@ func releasedInBody(e *engine, elem *ssa.Extract) bool {
 			if !usesValue(c, elem) {
 				continue
 			}
-			if name := calleeName(c); name == "Unlock" || name == "RUnlock" {
+			if op, _ := e.classify(c); op == lockop.Unlock || op == lockop.RUnlock {
 				return true
 			}
 			if sum := e.summaryOf(c.StaticCallee()); sum != nil && len(sum.releases) > 0 {
@@ -158,23 +160,12 @@ func usesValue(c *ssa.CallCommon, v ssa.Value) bool {
 	return false
 }
 
-// calleeName is the called function's or method's name, "" when unknown.
-func calleeName(c *ssa.CallCommon) string {
-	if c.IsInvoke() {
-		return c.Method.Name()
-	}
-	if f := c.StaticCallee(); f != nil {
-		return f.Name()
-	}
-	return ""
-}
-
 // mapName renders the map a range is over: "wf.informers", a
 // variable's name, or "a map".
 func mapName(v ssa.Value) string {
 	if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
 		if fa, ok := u.X.(*ssa.FieldAddr); ok {
-			field := structFieldName(fa.X.Type(), fa.Field)
+			field := objects.FieldName(fa.X.Type(), fa.Field)
 			if base := sourceName(fa.X); base != unnamed {
 				return base + "." + field
 			}

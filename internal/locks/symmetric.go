@@ -9,6 +9,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/diag"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // Two locks of one class, taken one under the other by a function that
@@ -71,11 +72,11 @@ func (s *symSource) write(b *strings.Builder, fn *ssa.Function, v ssa.Value, dep
 		return true
 	case *ssa.FieldAddr:
 		ok := s.write(b, fn, u.X, depth+1)
-		b.WriteString("." + structFieldName(u.X.Type(), u.Field))
+		b.WriteString("." + objects.FieldName(u.X.Type(), u.Field))
 		return ok
 	case *ssa.Field:
 		ok := s.write(b, fn, u.X, depth+1)
-		b.WriteString("." + structFieldName(u.X.Type(), u.Field))
+		b.WriteString("." + objects.FieldName(u.X.Type(), u.Field))
 		return ok
 	case *ssa.UnOp:
 		if u.Op != token.MUL {
@@ -279,15 +280,4 @@ func paramsIn(v ssa.Value) map[string]bool {
 	}
 	walk(v, 0)
 	return out
-}
-
-// structFieldName names field i of the struct t points to or is.
-func structFieldName(t types.Type, i int) string {
-	if p, ok := t.Underlying().(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	if st, ok := t.Underlying().(*types.Struct); ok && i < st.NumFields() {
-		return st.Field(i).Name()
-	}
-	return "?"
 }

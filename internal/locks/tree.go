@@ -149,8 +149,9 @@ func (e *engine) treeInversion(steps []treeStep) (up, down treeStep, ok bool) {
 		})
 		return out
 	}
+	downs := best(false)
 	for _, u := range best(true) {
-		for _, d := range best(false) {
+		for _, d := range downs {
 			parent := d.x.ends.from || u.x.ends.to
 			child := d.x.ends.to || u.x.ends.from
 			if parent && child && u.field != d.field {

@@ -92,11 +92,11 @@ func splitRev(fn *ssa.Function, v ssa.Value, depth int) (string, []Part) {
 		}
 		switch x := v.(type) {
 		case *ssa.FieldAddr:
-			rev = append(rev, Part{Name: fieldName(x.X.Type(), x.Field), Base: NamedOf(x.X.Type()), Deref: deref})
+			rev = append(rev, Part{Name: FieldName(x.X.Type(), x.Field), Base: NamedOf(x.X.Type()), Deref: deref})
 			v, deref = x.X, false
 			continue
 		case *ssa.Field:
-			rev = append(rev, Part{Name: fieldName(x.X.Type(), x.Field), Base: NamedOf(x.X.Type()), Deref: deref})
+			rev = append(rev, Part{Name: FieldName(x.X.Type(), x.Field), Base: NamedOf(x.X.Type()), Deref: deref})
 			v, deref = x.X, false
 			continue
 		case *ssa.IndexAddr:
@@ -194,7 +194,9 @@ func rootName(fn *ssa.Function, v ssa.Value) string {
 	return "v:" + v.Name()
 }
 
-func fieldName(t types.Type, i int) string {
+// FieldName names field i of the struct t is or points to, "?" when
+// there is none.
+func FieldName(t types.Type, i int) string {
 	if p, ok := t.Underlying().(*types.Pointer); ok {
 		t = p.Elem()
 	}
