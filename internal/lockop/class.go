@@ -238,3 +238,16 @@ func returnedValues(call *ssa.Call) ([]ssa.Value, bool) {
 	}
 	return out, true
 }
+
+// InWrapper reports whether field is the one field of a named struct
+// that only wraps it (`type Mutex struct{ sync.Mutex }`, cockroach's
+// syncutil): every struct holding such a wrapper shares the field, so a
+// lock is better named by the field holding the wrapper.
+func InWrapper(field *types.Var) bool {
+	n := EnclosingType(field)
+	if n == nil || !field.Anonymous() {
+		return false
+	}
+	st, ok := n.Underlying().(*types.Struct)
+	return ok && st.NumFields() == 1
+}

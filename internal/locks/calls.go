@@ -229,6 +229,9 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 		return out
 	}
 	fns := w.e.funcsOf(from, v)
+	if len(fns) > maxCandidates {
+		return out
+	}
 	fa := fieldLoad(v)
 	// A field defaulted to a no-op (`onAdd: func(string) {}`) and set by
 	// an option to one function runs that function once it is set: one
@@ -569,8 +572,12 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			h.Sub = w.argSub(tk.Path, t.vals)
 		}
 		h.elemOf = w.calleeElemOf(t, tk)
+		h.writerAlong = tk.Shared && (tk.writerAlong || writesToo(sum, tk))
 		if tk.afterRelease {
 			w.retakeEdges(t, tk, h, pos, via, s)
+			if rel, ok := w.releasedAbove(t, tk, s); ok && !over {
+				w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: true, released: rel, cond: next.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, fresh: tk.fresh})
+			}
 			continue
 		}
 		if p, ok := w.calleePath(t, tk.Path); ok && t.exact {
@@ -586,7 +593,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// took it through a helper.
 			old, held := s.find(p)
 			loop := old.Maybe && old.Loop && w.relockedNextTurn(old)
-			if held && w.report && (!old.Maybe || loop) && !inline && !old.Opaque && tk.branch+t.cond == 0 {
+			if held && w.report && (!old.Maybe || loop || w.heldToReturn(old)) && !inline && !old.Opaque && tk.branch+t.cond == 0 {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
 			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && failOnly && !w.failedOnHeld(tk, t, old) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")")
@@ -617,7 +624,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if w.report {
 			w.edgesTo(s, h, pos, via, t.exact && tk.certain(), tk.test)
 		}
-		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch}
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch, writerAlong: h.writerAlong}
 		w.failedTake(&nt, tk, t, failure)
 		if c, ok := w.whenInCaller(t, tk.when); ok && t.exact && (stepBranch == 0 || stepBranch == 1 && w.onlyHere(c)) {
 			nt.when = &c
@@ -688,12 +695,41 @@ func (w *walker) retakeEdges(t *target, tk take, h Hold, pos token.Pos, via *cal
 		if !ok {
 			return // the callee released a lock the caller cannot name
 		}
+		// A retake from further down (releasedAbove) orders against the
+		// function that holds the released lock, not one that only
+		// assumes its caller does: that one may hold it under another
+		// name (pebble's versionSet.mu is the DB's mutex).
+		if _, held := s.find(p); !held && tk.Via.len() > 0 {
+			return
+		}
 		s = s.drop(p)
 	}
 	if p, ok := w.calleePath(t, tk.Path); ok {
 		h.Path, h.Obj = p, w.calleeObj(t, tk.Path)
 	}
 	w.edgesTo(s, h, pos, via, tk.cond == 0, tk.test)
+}
+
+// releasedAbove maps the caller's locks a callee's retake follows the
+// release of (tk.released) to the walked function's paths, when none is
+// held here: then they are its own caller's too, and the retake goes up
+// as one (devicemapper's DeleteDevice -> deleteDevice ->
+// removeDeviceAndWait, which unlocks and relocks the DeviceSet while
+// DeleteDevice holds a device's lock). A lock held here is released and
+// retaken inside this function's own hold: its callers see that hold.
+func (w *walker) releasedAbove(t *target, tk take, s State) ([]string, bool) {
+	if !t.exact || len(tk.released) == 0 {
+		return nil, false
+	}
+	rel := make([]string, 0, len(tk.released))
+	for _, r := range tk.released {
+		p, ok := w.calleePath(t, r)
+		if _, held := s.find(p); !ok || held {
+			return nil, false
+		}
+		rel = append(rel, p)
+	}
+	return rel, true
 }
 
 // handOff applies the releases of closures passed to a call or returned:
@@ -942,4 +978,13 @@ func (w *walker) argSub(path string, vals []ssa.Value) string {
 		return ""
 	}
 	return w.e.objs.Via(vals[i])
+}
+
+// writesToo reports whether a callee that read-locks tk's lock also
+// write-locks it (on some path: influxdb's SeriesIDs, which rebuilds
+// a stale cache under Lock after its RUnlock).
+func writesToo(sum *funcInfo, tk take) bool {
+	return slices.ContainsFunc(sum.takes, func(o take) bool {
+		return !o.Shared && !o.fresh && !o.afterRelease && o.Path == tk.Path && o.Class == tk.Class
+	})
 }

@@ -22,7 +22,10 @@
 // # Decisions where the contract is silent
 //
 //   - Joins: a lock held on some incoming paths only is "maybe held". Maybe
-//     holds produce no double-lock findings or order edges, but one held
+//     holds produce no double-lock findings or order edges (but a lock
+//     taken on a branch whose only release is a deferred unlock stays
+//     held to the return where the branch ran: taken again after the
+//     merge, it is a double lock; heldtoreturn.go), but one held
 //     exactly where a parameter's own value says (`if first { mu.Lock();
 //     defer mu.Unlock() }`) orders what is taken after the merge
 //     (edges.go, heldWhere). The walk
@@ -55,7 +58,11 @@
 //   - Double lock compares symbolic paths: a.mu then b.mu of two values of
 //     one type is not reported (lockdep would report same-class nesting;
 //     it is common and usually ordered by the program, e.g. by address).
-//     Same-class nesting also adds no order edge. Linked nodes share their
+//     Same-class nesting also adds no order edge, unless the two locks sit in
+//     different struct fields held by value (Hold.Sub): a wrapper mutex type
+//     (`type Mutex struct{ sync.Mutex }`) declares one field for every
+//     struct that holds one, and A.mu and B.mu order each other as two
+//     fields would (distinctValueSubs). Linked nodes share their
 //     owner: n.parent.tree.mu is n.tree.mu (linkedowner.go); two fields
 //     the package copies one into the other on an object are one object
 //     (cd.nextLevel = cd.thisLevel; siblingAlias). A Locker the package
@@ -111,7 +118,8 @@
 //     without creating findings or edges.
 //   - Calls of func values that are not one known function (a field, a
 //     map or slice element, a package var) take the edges of every
-//     function of the package that reaches it (objects.FuncsOf: stored
+//     function of the package that reaches it (up to maxCandidates: more
+//     is a dispatch table, which resolves to nothing) (objects.FuncsOf: stored
 //     directly, through a setter's parameter, a functional option, a
 //     composite literal or append); interface calls those of the
 //     package's types implementing the interface. The one function a

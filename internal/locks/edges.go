@@ -71,11 +71,12 @@ func (w *walker) edgesFrom(holds []Hold, h Hold, site edgeSite, must bool) {
 		return
 	}
 	for _, o := range holds {
-		if o.Class == h.Class {
+		apart := distinctValueSubs(o, h)
+		if o.Class == h.Class && !apart {
 			w.noteTreeStep(o, h, site, must)
 			w.noteSymmetric(o, h, holds, site.pos)
 		}
-		if o.Maybe && !w.heldWhere(o) || o.Class == "" || o.Class == h.Class {
+		if o.Maybe && !w.heldWhere(o) || o.Class == "" || o.Class == h.Class && !apart {
 			continue
 		}
 		broken := w.checkBefore(o, h, site.pos) // a declared order holds even for private locks
@@ -121,6 +122,9 @@ func (w *walker) heldWhere(h Hold) bool {
 // named completes x with the names of its locks and its witness text.
 func (w *walker) named(x edge, o, h Hold, site edgeSite) edge {
 	x.FromName, x.ToName = o.Name, h.Name
+	if o.Name == h.Name && distinctValueSubs(o, h) {
+		x.FromName, x.ToName = shortClass(o.Sub), shortClass(h.Sub) // "A.mu.Mutex", not the wrapper's field twice
+	}
 	x.Witness = "in " + x.Fn + " (" + w.e.at(o.Pos) + " -> " + w.e.at(site.pos)
 	if site.via != "" {
 		x.Witness += " via " + site.via
@@ -304,4 +308,14 @@ func sameClassHeld(holds []Hold, h Hold) []token.Pos {
 		}
 	}
 	return out
+}
+
+// distinctValueSubs reports whether two locks of one class sit in two
+// different struct fields held by value (Hold.Sub, not a pointer's alias
+// group): a lock type embedded in a wrapper (cockroach's syncutil.Mutex,
+// `type Mutex struct{ sync.Mutex }`) declares one field for every
+// struct that holds one, and A.mu and B.mu are two locks that order
+// each other as two fields of their own would.
+func distinctValueSubs(a, b Hold) bool {
+	return a.Sub != "" && b.Sub != "" && a.Sub != b.Sub && !strings.HasPrefix(a.Sub, "ptr:") && !strings.HasPrefix(b.Sub, "ptr:")
 }

@@ -26,6 +26,9 @@ type engine struct {
 	// imported caches summaries of other packages' functions (nil: none).
 	imported  map[*ssa.Function]*funcInfo
 	classVars map[string]*types.Var
+	// subVars: the value field a Hold.Sub names ("Store.mu.RWMutex", a
+	// wrapper mutex held in Store), for the one-object rule.
+	subVars map[string]*types.Var
 	// treeSteps: same-class takes along a parent or children field, by
 	// class (tree.go).
 	treeSteps map[string][]treeStep
@@ -183,6 +186,9 @@ type take struct {
 	// through a func value or interface call, on what the callback was
 	// passed (an event's type) rather than on whether it is called.
 	dynBranch bool
+	// writerAlong: a read lock whose function write-locks the same lock
+	// on some path too (Hold.writerAlong), however deep that is.
+	writerAlong bool
 	// failed names a failure when some path down to the take branches
 	// only where calls fail (failbranch.go): "" when none does; failedOn
 	// is the path of the object whose state fails, "" when unknown.
@@ -196,9 +202,15 @@ type take struct {
 // deep: it goes up to maxMustVia calls, a bound against pathological call
 // graphs only.
 const (
-	maxCond    = 2
-	maxVia     = 8
-	maxMustVia = 32
+	maxCond = 2
+	maxVia  = 8
+	// maxCandidates: a func value that may hold more functions than this
+	// is a dispatch table (nats-server's subscription callbacks, 80 of
+	// them, called by its test transport): which one runs is not known,
+	// and an edge from each is a guess about all of them. It resolves to
+	// nothing, as an unknown func value does.
+	maxCandidates = 24
+	maxMustVia    = 32
 )
 
 // certain reports whether the take happens on every path of every call

@@ -69,7 +69,9 @@ func failingReturn(b *ssa.BasicBlock) bool {
 	case *ssa.Call:
 		if fn := v.Call.StaticCallee(); fn != nil && fn.Pkg != nil {
 			path := fn.Pkg.Pkg.Path()
-			return path == "errors" && fn.Name() == "New" || path == "fmt" && fn.Name() == "Errorf"
+			if path == "errors" && fn.Name() == "New" || path == "fmt" && fn.Name() == "Errorf" {
+				return true
+			}
 		}
 	}
 	return knownNonNil(b, v)

@@ -57,6 +57,7 @@ func (w *walker) fieldsHold(l objects.Lock, shared bool, pos token.Pos) Hold {
 			h.Sub = w.e.objs.Via(l.Base)
 		} else if _, isStruct := l.Fields[n-2].Type().Underlying().(*types.Struct); isStruct {
 			h.Sub = lockop.ClassKey(l.Fields[n-2])
+			w.e.subVars[h.Sub] = l.Fields[n-2]
 		}
 	}
 	if lockop.InsideObject(l.Base.Type(), rest.String()) {

@@ -332,6 +332,13 @@ func (w *walker) paramRelock(h Hold, held []Hold, s State, must bool, pos token.
 			return false
 		}
 	}
+	// The callee's lock under another name: the one object of its
+	// type, a field the package copies (cockroach's verifyStore, given
+	// the store twice, as itself and as the reader its callback asks).
+	if o, why := w.copiedAlias(State{holds: held}, h); why != "" {
+		w.reportRelock(o, h, pos, via+why)
+		return false
+	}
 	if !must {
 		return false
 	}

@@ -1,6 +1,8 @@
 package locks
 
 import (
+	"golang.org/x/tools/go/ssa"
+
 	"github.com/confinelint/confinelint/internal/lockop"
 )
 
@@ -24,6 +26,25 @@ func (w *walker) singletonHeld(s State, h Hold) (Hold, string) {
 		if at, ok := w.e.objs.Singleton(owner); ok {
 			return o, ", the same lock: the program makes one " + owner.Obj().Name() + " (at " + w.e.at(at) + "),"
 		}
+		// A wrapper mutex's field is every holder's: the one object is
+		// the holder's, named by the value field both reach it through.
+		if sv := w.e.subVars[o.Sub]; sv != nil && o.Sub == h.Sub {
+			if holder := lockop.EnclosingType(sv); holder != nil && holder != owner {
+				if at, ok := w.e.objs.Singleton(holder); ok {
+					return o, ", the same lock: the program makes one " + holder.Obj().Name() + " (at " + w.e.at(at) + "),"
+				}
+			}
+		}
 	}
 	return Hold{}, ""
+}
+
+// noteSubVar records the value field a Sub computed from x names (x =
+// &s.mu, a struct held by value), for singletonHeld.
+func (e *engine) noteSubVar(sub string, x ssa.Value) {
+	if fx, ok := x.(*ssa.FieldAddr); ok && sub != "" {
+		if f := lockop.FieldOf(fx); f != nil && lockop.ClassKey(f) == sub {
+			e.subVars[sub] = f
+		}
+	}
 }

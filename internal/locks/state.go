@@ -48,6 +48,10 @@ type Hold struct {
 	// Keyed: the lock of one key of a container (lockop.Keyed): a helper
 	// leaving it held or releasing it does so by class (keyed.go).
 	Keyed bool
+	// writerAlong: taken shared by a call that also write-locks the same
+	// lock on some path: a recursive read lock it makes waits behind
+	// that writer on its own goroutine, whoever else runs.
+	writerAlong bool
 	// Sub refines the class by how the lock's struct was reached
 	// (objects.Index.Via): the value struct field holding it ("Conn.in"
 	// for c.in.mu), or the alias group of the pointer field it was loaded

@@ -25,6 +25,7 @@ func Summarize(p *program.Package, ctx *roots.Contexts) *Summary {
 		infos:          map[*ssa.Function]*funcInfo{},
 		imported:       map[*ssa.Function]*funcInfo{},
 		classVars:      map[string]*types.Var{},
+		subVars:        map[string]*types.Var{},
 		treeSteps:      map[string][]treeStep{},
 		closureEntry:   map[*ssa.Function]*State{},
 		testStarts:     map[*ssa.Function]*testRun{},

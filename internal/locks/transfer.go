@@ -225,6 +225,10 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 		first = append(first, diag.Hop{Pos: h.leaf, What: h.Name + " locked again here"})
 	}
 	loop := old.Maybe && old.Loop && w.relockedNextTurn(old)
+	if !loop && w.heldToReturn(old) {
+		old.Maybe = false
+		held += " where that branch ran (its unlock is deferred to the return)"
+	}
 	switch {
 	case loop && old.Shared && h.Shared:
 		// A read lock taken again on the next turn blocks only behind a
@@ -238,8 +242,10 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	case loop:
 		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first...)
 	case old.Maybe:
-	case old.Shared && h.Shared && w.e.noWriterDuringTest(w.fn, h.Class, at):
+	case old.Shared && h.Shared && !h.writerAlong && w.e.noWriterDuringTest(w.fn, h.Class, at):
 		// A test's recursive read lock with no writer running meanwhile.
+	case old.Shared && h.Shared && h.writerAlong:
+		w.e.findRelock(at, old.Pos, "double-lock", "RLock of "+h.Name+via, " while already read-locked since "+held+": deadlocks behind a waiting writer (the call write-locks it too, on some path)", first...)
 	case old.Shared && h.Shared:
 		w.e.findRelock(at, old.Pos, "double-lock", "RLock of "+h.Name+via, " while already read-locked since "+held+": deadlocks behind a waiting writer", first...)
 	case old.Shared:

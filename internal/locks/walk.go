@@ -41,6 +41,8 @@ type walker struct {
 	// deferUnlocks caches deferredUnlock, asked at every loop-header join
 	// of an element-indexed hold.
 	deferUnlocks map[string]bool
+	// toReturn caches heldToReturn's scan, per path.
+	toReturn map[string]*releaseSites
 	// blk is the block of the instruction being applied (of the Defer
 	// for a deferred call); retBlocks the blocks ending in a return.
 	blk       *ssa.BasicBlock
@@ -359,6 +361,7 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 	h := Hold{Path: w.e.lockPath(w.fn, lv), Shared: shared, Pos: pos, Name: "lock", Opaque: types.IsInterface(lv.Type())}
 	if fa, ok := lv.(*ssa.FieldAddr); ok {
 		h.Sub = w.e.objs.Via(fa.X)
+		w.e.noteSubVar(h.Sub, fa.X)
 		h.elemOf = w.elemPath(fa.X)
 		h.sym = symSourceOf(w.fn, fa.X)
 	} else {
@@ -371,6 +374,9 @@ func (w *walker) holdOf(lv ssa.Value, shared bool, pos token.Pos) Hold {
 		}
 		h.Class, h.Name = lockop.ClassKey(v), lockop.ShortName(v)
 		w.e.classVars[h.Class] = v
+		if lockop.InWrapper(v) && h.Sub != "" && !strings.HasPrefix(h.Sub, "ptr:") {
+			h.Name = shortClass(h.Sub) // "Store.mu", not "RWMutex.RWMutex"
+		}
 	} else if c := lockop.ElementOf(lv); c != nil {
 		h.Class, h.Name = lockop.ElemKey(c), lockop.ElemName(c)
 		if holder := lockop.ElementHolder(lv); holder != nil {

@@ -310,4 +310,6 @@ func main() {
 	if prev != nil && prev.next != nil {
 		prev.Run()
 	}
+	runSpanStore()
+	runConfigStore()
 }

@@ -213,6 +213,70 @@ func TestPairAfterPut(t *testing.T) {
 	_ = c.pair("a", "b")
 }
 
+// The same nesting where the inner call rebuilds a stale cache under
+// Lock after its RUnlock: the writer the outer read lock blocks is the
+// call itself, on the test's own goroutine.
+
+type seriesIndex struct {
+	mu     sync.RWMutex
+	byID   map[int]string
+	sorted []int
+}
+
+func (s *seriesIndex) ids() []int {
+	s.mu.RLock()
+	if len(s.sorted) == len(s.byID) {
+		ids := s.sorted
+		s.mu.RUnlock()
+		return ids
+	}
+	s.mu.RUnlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sorted = s.sorted[:0]
+	for id := range s.byID {
+		s.sorted = append(s.sorted, id)
+	}
+	return s.sorted
+}
+
+func (s *seriesIndex) matching(expr string) []int {
+	if expr == "" {
+		return nil
+	}
+	return s.ids()
+}
+
+func (s *seriesIndex) select_(expr string) []int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.matching(expr) // want `RLock of seriesIndex.mu by seriesIndex.matching -> seriesIndex.ids .* while already read-locked since model_test.go:\d+: deadlocks behind a waiting writer \(the call write-locks it too, on some path\) \[double-lock\]`
+}
+
+func TestSelectAfterAdd(t *testing.T) {
+	s := &seriesIndex{byID: map[int]string{1: "a"}}
+	_ = s.select_("host")
+}
+
+// Its fix: the cache is rebuilt before the read lock is taken. Silent.
+
+func (s *seriesIndex) idsLocked() []int { return s.sorted }
+
+func (s *seriesIndex) selectRebuilt(expr string) []int {
+	s.ids()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if expr == "" {
+		return nil
+	}
+	return s.idsLocked()
+}
+
+func TestSelectRebuiltAfterAdd(t *testing.T) {
+	s := &seriesIndex{byID: map[int]string{1: "a"}}
+	_ = s.selectRebuilt("host")
+}
+
 // A worker holds the queue's lock while it waits for work; the test's
 // own goroutine, which sends the work, takes that lock first.
 
