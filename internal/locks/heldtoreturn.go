@@ -11,12 +11,12 @@ import (
 // A lock taken on a branch with its unlock deferred (`if bad { s.mu.Lock();
 // defer s.mu.Unlock(); ... }`) is held on some paths only after the
 // branch merges, but on each of those paths it stays held until the
-// function returns: nothing else releases it. A take after the merge is
-// then a re-lock on the paths that took it (ingress-gce's
+// function returns: nothing else releases it. A take on every path after
+// it is then a re-lock on the paths that took it (ingress-gce's
 // operationInternal, whose commitTransaction locks syncLock again after
-// the degraded-mode branch locked it; vsphere-csi's createVolume). This
-// is not the `if c { mu.Lock() } ... if c { mu.Unlock() }` pattern a
-// maybe-hold otherwise stands for: there is no later unlock to pair.
+// the degraded-mode branch locked it). This is not the `if c {
+// mu.Lock() } ... if c { mu.Unlock() }` pattern a maybe-hold otherwise
+// stands for: there is no later unlock to pair.
 
 // heldToReturn reports whether old, a maybe-hold met again in the block
 // being walked, is such a lock: released by a deferred unlock, and by
