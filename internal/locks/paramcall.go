@@ -335,7 +335,9 @@ func (w *walker) paramRelock(h Hold, held []Hold, s State, must bool, pos token.
 	// The callee's lock under another name: the one object of its
 	// type, a field the package copies (cockroach's verifyStore, given
 	// the store twice, as itself and as the reader its callback asks).
-	if o, why := w.copiedAlias(State{holds: held}, h); why != "" {
+	inCallee := s // what the walk knows here (facts), with the callee's holds
+	inCallee.holds = held
+	if o, why := w.copiedAlias(inCallee, h); why != "" {
 		w.reportRelock(o, h, pos, via+why)
 		return false
 	}
