@@ -370,21 +370,7 @@ func (e *engine) reachesOpposite(fn *ssa.Function, call ssa.CallInstruction, ops
 			return true
 		}
 	}
-	seen := map[*ssa.BasicBlock]bool{}
-	queue := slices.Clone(start.Succs)
-	for len(queue) > 0 {
-		b := queue[0]
-		queue = queue[1:]
-		if seen[b] {
-			continue
-		}
-		seen[b] = true
-		if slices.ContainsFunc(b.Instrs, at) {
-			return true
-		}
-		queue = append(queue, b.Succs...)
-	}
-	return false
+	return reachesBlock(start, nil, func(b *ssa.BasicBlock) bool { return slices.ContainsFunc(b.Instrs, at) })
 }
 
 // doneOrClose reports whether c is a close or WaitGroup.Done that

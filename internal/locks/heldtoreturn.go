@@ -120,21 +120,7 @@ func (w *walker) onEveryPathAfter(from ssa.Instruction) bool {
 	if w.retBlocks == nil {
 		w.retBlocks = successReturns(w.fn, returnBlocks(w.fn))
 	}
-	seen := map[*ssa.BasicBlock]bool{at: true}
-	work := slices.Clone(from.Block().Succs)
-	for len(work) > 0 {
-		b := work[len(work)-1]
-		work = work[:len(work)-1]
-		if seen[b] {
-			continue
-		}
-		seen[b] = true
-		if slices.Contains(w.retBlocks, b) {
-			return false
-		}
-		work = append(work, b.Succs...)
-	}
-	return true
+	return !reachesBlock(from.Block(), at, func(b *ssa.BasicBlock) bool { return slices.Contains(w.retBlocks, b) })
 }
 
 // runsAfter reports whether b can run after a.
@@ -142,18 +128,26 @@ func runsAfter(a, b ssa.Instruction) bool {
 	if a.Block() == b.Block() && slices.Index(a.Block().Instrs, a) < slices.Index(b.Block().Instrs, b) {
 		return true
 	}
-	seen := map[*ssa.BasicBlock]bool{}
-	work := slices.Clone(a.Block().Succs)
+	return reachesBlock(a.Block(), nil, func(blk *ssa.BasicBlock) bool { return blk == b.Block() })
+}
+
+// reachesBlock reports whether a block that hit accepts runs after from
+// (its successors on), on a path that does not go through avoid (nil:
+// none).
+func reachesBlock(from, avoid *ssa.BasicBlock, hit func(*ssa.BasicBlock) bool) bool {
+	seen := map[*ssa.BasicBlock]bool{avoid: true}
+	work := slices.Clone(from.Succs)
 	for len(work) > 0 {
-		blk := work[len(work)-1]
+		b := work[len(work)-1]
 		work = work[:len(work)-1]
-		if blk == b.Block() {
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		if hit(b) {
 			return true
 		}
-		if !seen[blk] {
-			seen[blk] = true
-			work = append(work, blk.Succs...)
-		}
+		work = append(work, b.Succs...)
 	}
 	return false
 }
