@@ -370,7 +370,7 @@ func (e *engine) reachesOpposite(fn *ssa.Function, call ssa.CallInstruction, ops
 			return true
 		}
 	}
-	return reachesBlock(start, nil, func(b *ssa.BasicBlock) bool { return slices.ContainsFunc(b.Instrs, at) })
+	return objects.BlockReachesAny(start.Succs, nil, func(b *ssa.BasicBlock) bool { return slices.ContainsFunc(b.Instrs, at) })
 }
 
 // doneOrClose reports whether c is a close or WaitGroup.Done that

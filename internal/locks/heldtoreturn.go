@@ -6,6 +6,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 )
 
 // A lock taken on a branch with its unlock deferred (`if bad { s.mu.Lock();
@@ -120,34 +121,14 @@ func (w *walker) onEveryPathAfter(from ssa.Instruction) bool {
 	if w.retBlocks == nil {
 		w.retBlocks = successReturns(w.fn, returnBlocks(w.fn))
 	}
-	return !reachesBlock(from.Block(), at, func(b *ssa.BasicBlock) bool { return slices.Contains(w.retBlocks, b) })
+	isAt := func(b *ssa.BasicBlock) bool { return b == at }
+	return !objects.BlockReachesAny(from.Block().Succs, isAt, func(b *ssa.BasicBlock) bool { return slices.Contains(w.retBlocks, b) })
 }
 
 // runsAfter reports whether b can run after a.
 func runsAfter(a, b ssa.Instruction) bool {
-	if a.Block() == b.Block() && slices.Index(a.Block().Instrs, a) < slices.Index(b.Block().Instrs, b) {
+	if a.Block() == b.Block() && objects.InstrIndex(a.Block(), a) < objects.InstrIndex(b.Block(), b) {
 		return true
 	}
-	return reachesBlock(a.Block(), nil, func(blk *ssa.BasicBlock) bool { return blk == b.Block() })
-}
-
-// reachesBlock reports whether a block that hit accepts runs after from
-// (its successors on), on a path that does not go through avoid (nil:
-// none).
-func reachesBlock(from, avoid *ssa.BasicBlock, hit func(*ssa.BasicBlock) bool) bool {
-	seen := map[*ssa.BasicBlock]bool{avoid: true}
-	work := slices.Clone(from.Succs)
-	for len(work) > 0 {
-		b := work[len(work)-1]
-		work = work[:len(work)-1]
-		if seen[b] {
-			continue
-		}
-		seen[b] = true
-		if hit(b) {
-			return true
-		}
-		work = append(work, b.Succs...)
-	}
-	return false
+	return objects.BlockReaches(a.Block().Succs, b.Block(), nil)
 }

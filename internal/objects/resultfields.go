@@ -156,7 +156,14 @@ func reachesAgain(st, at ssa.Instruction) bool {
 // BlockReaches reports whether a search from the blocks from reaches
 // block to without entering a block blocked says no to (nil: none).
 func BlockReaches(from []*ssa.BasicBlock, to *ssa.BasicBlock, blocked func(*ssa.BasicBlock) bool) bool {
-	_, found := searchBlocks(from, blocked, func(b *ssa.BasicBlock) bool { return b == to })
+	return BlockReachesAny(from, blocked, func(b *ssa.BasicBlock) bool { return b == to })
+}
+
+// BlockReachesAny reports whether a search from the blocks from reaches
+// a block hit accepts, without entering a block blocked says no to (nil:
+// none).
+func BlockReachesAny(from []*ssa.BasicBlock, blocked, hit func(*ssa.BasicBlock) bool) bool {
+	_, found := searchBlocks(from, blocked, hit)
 	return found
 }
 
