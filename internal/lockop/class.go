@@ -226,14 +226,23 @@ func ReturnedClass(v ssa.Value) *types.Var {
 // per return (the recover block's zero values left out); false when the
 // callee is unknown, has no body or returns other than one value.
 func returnedValues(call *ssa.Call) ([]ssa.Value, bool) {
+	if call.Call.Signature().Results().Len() != 1 {
+		return nil, false
+	}
+	return returnedResults(call, 0)
+}
+
+// returnedResults is returnedValues for result i of a call with any
+// number of results.
+func returnedResults(call *ssa.Call, i int) ([]ssa.Value, bool) {
 	fn := call.Call.StaticCallee()
-	if fn == nil || len(fn.Blocks) == 0 || fn.Signature.Results().Len() != 1 {
+	if fn == nil || len(fn.Blocks) == 0 || i >= fn.Signature.Results().Len() {
 		return nil, false
 	}
 	var out []ssa.Value
 	for _, b := range fn.Blocks {
 		if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && b != fn.Recover {
-			out = append(out, ret.Results[0])
+			out = append(out, ret.Results[i])
 		}
 	}
 	return out, true

@@ -96,6 +96,9 @@ func elementOf(v ssa.Value, throughFields bool, calls int) element {
 			}
 			v = x.X
 		case *ssa.Extract:
+			if call, ok := x.Tuple.(*ssa.Call); ok {
+				return returnedElement(call, x.Index, throughFields, calls) // l, err := get(key)
+			}
 			l, ok := x.Tuple.(*ssa.Lookup)
 			if !ok || x.Index != 0 {
 				return element{}
@@ -110,7 +113,10 @@ func elementOf(v ssa.Value, throughFields bool, calls int) element {
 		case *ssa.Phi:
 			return phiElement(x, throughFields, calls)
 		case *ssa.Call:
-			return returnedElement(x, throughFields, calls)
+			if x.Call.Signature().Results().Len() != 1 {
+				return element{}
+			}
+			return returnedElement(x, 0, throughFields, calls)
 		default:
 			return element{}
 		}
@@ -152,6 +158,9 @@ func storedElement(slot *ssa.Alloc, throughFields bool, calls int) element {
 		if !ok || st.Addr != slot {
 			continue
 		}
+		if k, isConst := st.Val.(*ssa.Const); isConst && k.IsNil() {
+			continue // a failure's nil (`return nil, err` under a defer)
+		}
 		if c, ok = c.join(elementOf(st.Val, throughFields, calls), first); !ok {
 			return element{}
 		}
@@ -160,21 +169,26 @@ func storedElement(slot *ssa.Alloc, throughFields bool, calls int) element {
 	return c
 }
 
-// returnedElement is the container of the lock an accessor returns
-// (`func (k *KeyLocks) get(key string) *sync.Mutex`, looking the key's
-// lock up and making it on a miss): every return of the static callee
-// returns an element of that one container. A container the callee
+// returnedElement is the container of the lock an accessor returns as
+// its result index (`func (k *KeyLocks) get(key string) *sync.Mutex`,
+// looking the key's lock up and making it on a miss): every return of the
+// static callee returns an element of that one container, or nil. A container the callee
 // reaches through a parameter is held by the call's argument.
-func returnedElement(call *ssa.Call, throughFields bool, calls int) element {
-	rets, ok := returnedValues(call)
+func returnedElement(call *ssa.Call, index int, throughFields bool, calls int) element {
+	rets, ok := returnedResults(call, index)
 	if !ok || calls >= maxElemCalls {
 		return element{}
 	}
 	var c element
-	for i, r := range rets {
-		if c, ok = c.join(elementOf(r, throughFields, calls+1), i == 0); !ok {
+	first := true
+	for _, r := range rets {
+		if k, isConst := r.(*ssa.Const); isConst && k.IsNil() {
+			continue // a failure's nil holds no lock (`return nil, err`)
+		}
+		if c, ok = c.join(elementOf(r, throughFields, calls+1), first); !ok {
 			return element{}
 		}
+		first = false
 	}
 	if p, ok := c.holder.(*ssa.Parameter); ok {
 		c.holder = nil

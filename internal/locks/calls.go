@@ -404,7 +404,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 	w.recordDispatch(call, pos, s)
 	ts := w.targets(call)
 	if len(ts) == 0 && !call.IsInvoke() {
-		w.recordParamCall(call.Value, pos, s)
+		w.recordParamCall(call, pos, s)
 	}
 	w.recordFormatCall(call, pos, s)
 	if len(ts) == 0 && call.IsInvoke() {
@@ -443,6 +443,15 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		}
 		for _, tk := range sum.takes {
 			s = s.taking(tk.Class)
+		}
+		if t.exact && w.final {
+			// What the callee lets go of at some point, we do: a
+			// goroutine started on us takes it over (handedOver).
+			for _, u := range sum.unlocks {
+				if p, ok := w.calleePath(&t, u.Path); ok && portable(p) {
+					w.info.addUnlock(byClass(Hold{Path: p, Class: u.Class, Name: u.Name, Shared: u.Shared}))
+				}
+			}
 		}
 		if !t.exact || t.cond > 0 {
 			continue
@@ -483,6 +492,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 				a.Keyed = a.Keyed || w.keyedArg(&t, a)
 				a.Path, a.Pos, a.Maybe, a.Loop, a.Obj = p, pos, false, false, w.calleeObj(&t, a.Path)
 				a.Inferred = !w.e.declaresAcquire(t.fn)
+				w.noteSliceOrder(a, call.Args, s)
 				s = s.with(a)
 			}
 		}
@@ -772,9 +782,15 @@ func (w *walker) handOff(vals []ssa.Value, s State, started bool) State {
 			if inner, outer := objects.Outer(r.Path); outer {
 				p, ok = inner, true // the closure was made here
 			}
-			if ok {
-				s = s.handedOff(p)
+			if !ok {
+				continue
 			}
+			if _, held := s.find(p); !held && w.final && portable(p) {
+				// A closure installed here (a callback another goroutine
+				// calls) lets go of our caller's lock at some point.
+				w.info.addUnlock(byClass(Hold{Path: p, Class: r.Class, Name: r.Name, Shared: r.Shared}))
+			}
+			s = s.handedOff(p)
 		}
 	}
 	return s

@@ -98,7 +98,8 @@
 //     reporting success (nil error, or a non-nil handle) and released on
 //     the others is acquired on success (tryacquire.go, Clang's
 //     TRY_ACQUIRE): callers hold it where their test of the result says
-//     success. A lock held, on every return giving a result not nil,
+//     success; a lock table's key lock so acquired goes by its class,
+//     held per call, as one always acquired does (keyed.go). A lock held, on every return giving a result not nil,
 //     inside that result (a lookup that locks the entry it found) is
 //     held in the call's value (resultheld.go; not exported).
 //     Locks taken by TryLock and locks whose unlock is handed to
@@ -157,7 +158,9 @@
 //     double lock too): only the passed function's take must be certain.
 //     Nor does a callee branch that is one failure (`if err != nil` on a
 //     call's error result; failpath.go): failures happen whatever the
-//     caller knows.
+//     caller knows. Nor the passed function's one nil test of a
+//     parameter the call gives a value known not nil (an error
+//     callback's `if err == nil { return }`; paramargs.go).
 //     Only a callee known exactly: the locks a
 //     candidate of an interface call holds around the call are a guess
 //     on top of another. sync.Once.Do runs its argument (the first
@@ -221,7 +224,9 @@
 //     Nor is a guard clause that fails (`if key == "" { return
 //     errEmpty }`, `if err != nil { return err }`): a return that surely
 //     gives a non-nil error is not one a take must dominate to be
-//     certain, while a success return is left (failreturn.go). A take
+//     certain, while a success return is left; when none is, the
+//     returns after a call's error was found are still left out
+//     (failreturn.go). A take
 //     whose only branches down from a callee are failures is a double
 //     lock on that failure's path (failbranch.go). The re-locks under one
 //     hold of the walked function are one finding, the later calls its
@@ -299,7 +304,9 @@
 //     swapped arguments at once deadlock. A loop over a map that locks
 //     each value and keeps it past the iteration takes them in map order,
 //     which changes between ranges: an order by map iteration
-//     (maporder.go). A cycle of two edges that one function's nesting
+//     (maporder.go); a loop over a slice of keys made per call and not
+//     sorted, holding each key's lock, takes them in the data's order: an
+//     order by slice order (sliceorder.go). A cycle of two edges that one function's nesting
 //     witnesses alone (A, then B, then another object's A) is two
 //     objects of A's class and is not reported (cycles.go,
 //     nestedInstances).

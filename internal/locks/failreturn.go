@@ -37,9 +37,40 @@ func successReturns(fn *ssa.Function, all []*ssa.BasicBlock) []*ssa.BasicBlock {
 		}
 	}
 	if len(out) == 0 {
+		return beyondGuards(all)
+	}
+	return out
+}
+
+// beyondGuards returns the returns of a function that always fails (a
+// stub, a shrunk reproduction, a dialer whose success path is elsewhere)
+// without its guard clauses, those on a branch where a call's error is
+// not nil: past `if err != nil { return nil, err }` the function does its
+// work on every path, as when a success return is left. All of them when
+// nothing else is left.
+func beyondGuards(all []*ssa.BasicBlock) []*ssa.BasicBlock {
+	var out []*ssa.BasicBlock
+	for _, b := range all {
+		if !afterCallError(b) {
+			out = append(out, b)
+		}
+	}
+	if len(out) == 0 {
 		return all
 	}
 	return out
+}
+
+// afterCallError reports whether b runs only where the error result of a
+// call, of any callee (a func value too), is not nil.
+func afterCallError(b *ssa.BasicBlock) bool {
+	for d := b.Idom(); d != nil; d = d.Idom() {
+		x, onNonNil := nilTest(d)
+		if x != nil && failingCall(x) != nil && onNonNil.Dominates(b) && len(onNonNil.Preds) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // returnsError reports whether fn's last result is an error, or of a
@@ -64,8 +95,9 @@ func failingReturn(b *ssa.BasicBlock) bool {
 	case *ssa.MakeInterface, *ssa.Alloc:
 		return true
 	case *ssa.UnOp:
-		_, global := v.X.(*ssa.Global)
-		return v.Op == token.MUL && global
+		if _, global := v.X.(*ssa.Global); v.Op == token.MUL && global {
+			return true
+		}
 	case *ssa.Call:
 		if fn := v.Call.StaticCallee(); fn != nil && fn.Pkg != nil {
 			path := fn.Pkg.Pkg.Path()
@@ -101,11 +133,32 @@ func storedResult(b *ssa.BasicBlock, r ssa.Value) ssa.Value {
 // finds v not nil.
 func knownNonNil(b *ssa.BasicBlock, v ssa.Value) bool {
 	for d := b.Idom(); d != nil; d = d.Idom() {
-		if x, onNonNil := nilTest(d); x == v && onNonNil.Dominates(b) && len(onNonNil.Preds) == 1 {
+		if x, onNonNil := nilTest(d); x != nil && sameLoad(x, v) && onNonNil.Dominates(b) && len(onNonNil.Preds) == 1 {
 			return true
 		}
 	}
 	return false
+}
+
+// sameLoad reports whether x and v are one value, or two loads of one
+// field of one value or of one package variable (`if c.err != nil {
+// return c.err }` loads the field twice).
+func sameLoad(x, v ssa.Value) bool {
+	if x == v {
+		return true
+	}
+	lx, ok1 := x.(*ssa.UnOp)
+	lv, ok2 := v.(*ssa.UnOp)
+	if !ok1 || !ok2 || lx.Op != token.MUL || lv.Op != token.MUL {
+		return false
+	}
+	if lx.X == lv.X {
+		_, global := lx.X.(*ssa.Global)
+		return global
+	}
+	fx, ok1 := lx.X.(*ssa.FieldAddr)
+	fv, ok2 := lv.X.(*ssa.FieldAddr)
+	return ok1 && ok2 && fx.X == fv.X && fx.Field == fv.Field
 }
 
 // afterFailedCall reports whether return block b returns only nils (or

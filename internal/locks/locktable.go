@@ -40,16 +40,20 @@ func (e *engine) tableUnlocks() map[string]bool {
 					continue
 				}
 				op, lv := lockop.Classify(c.Common())
-				v := lockop.ClassOf(lv)
-				if v == nil {
+				class := ""
+				if v := lockop.ClassOf(lv); v != nil {
+					class = lockop.ClassKey(v)
+				} else if elem := lockop.ElementOf(lv); elem != nil {
+					class = lockop.ElemKey(elem) // the element is the lock (map[string]*sync.Mutex)
+				} else {
 					continue
 				}
 				switch op {
 				case lockop.Lock, lockop.RLock, lockop.TryLock, lockop.TryRLock:
-					locked[lockop.ClassKey(v)] = true
+					locked[class] = true
 				case lockop.Unlock, lockop.RUnlock:
 					if lockop.Keyed(lv) {
-						unlocked[lockop.ClassKey(v)] = true
+						unlocked[class] = true
 					}
 				}
 			}

@@ -85,8 +85,12 @@ func mapRangeValue(v ssa.Value) (*ssa.Extract, *ssa.Range) {
 // on to its next iteration from b: a lock taken only on the way out
 // (`v.mu.Lock(); return v`) is one lock, held alone.
 func loopsBack(b *ssa.BasicBlock, elem *ssa.Extract) bool {
-	header := elem.Tuple.(*ssa.Next).Block()
-	body := elem.Block()
+	return loopsBackTo(b, elem.Tuple.(*ssa.Next).Block(), elem.Block())
+}
+
+// loopsBackTo reports whether the loop body entered at body goes on from
+// b to the loop's header without leaving the body.
+func loopsBackTo(b, header, body *ssa.BasicBlock) bool {
 	seen := map[*ssa.BasicBlock]bool{}
 	work := []*ssa.BasicBlock{b}
 	for len(work) > 0 {
@@ -109,8 +113,14 @@ func loopsBack(b *ssa.BasicBlock, elem *ssa.Extract) bool {
 // releases something of it without a defer: an Unlock or RUnlock on it
 // (classify), or a call given it whose summary releases a lock.
 func releasedInBody(e *engine, elem *ssa.Extract) bool {
-	body := elem.Block()
-	for _, b := range elem.Parent().Blocks {
+	return releasedIn(e, elem.Parent(), elem.Block(), func(c *ssa.CallCommon) bool { return usesValue(c, elem) })
+}
+
+// releasedIn reports whether the blocks body dominates make a call, one
+// that uses says concerns the lock, that is an Unlock or RUnlock or
+// whose summary releases a lock.
+func releasedIn(e *engine, fn *ssa.Function, body *ssa.BasicBlock, uses func(*ssa.CallCommon) bool) bool {
+	for _, b := range fn.Blocks {
 		if !body.Dominates(b) {
 			continue
 		}
@@ -120,7 +130,7 @@ func releasedInBody(e *engine, elem *ssa.Extract) bool {
 				continue
 			}
 			c := call.Common()
-			if !usesValue(c, elem) {
+			if !uses(c) {
 				continue
 			}
 			if op, _ := e.classify(c); op == lockop.Unlock || op == lockop.RUnlock {

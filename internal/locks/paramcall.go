@@ -47,6 +47,12 @@ type paramCall struct {
 	// own func value on, not Fn (AddCloser holding its lock across the
 	// c.Close() that calls it), for the edges' witness.
 	holder *paramHolder
+	// args is the call's argument count and nonNil the arguments known
+	// not nil there, one bit each (an error the call's branch found not
+	// nil): what decides a passed function's `if err == nil { return }`
+	// (paramargs.go).
+	args   int
+	nonNil uint64
 }
 
 // paramHolder is the function holding a param call's locks, the call it
@@ -87,10 +93,11 @@ func (w *walker) calledParam(from *ssa.Function, v ssa.Value) string {
 
 // recordParamCall records a call of the func value v, when it is a
 // parameter or free variable, with the locks definitely held.
-func (w *walker) recordParamCall(v ssa.Value, pos token.Pos, s State) {
+func (w *walker) recordParamCall(call *ssa.CallCommon, pos token.Pos, s State) {
 	if !w.final {
 		return
 	}
+	v := call.Value
 	p, elems := w.calledParam(w.fn, v), false
 	if p == "" {
 		p, elems = w.elemOfParam(v), true
@@ -98,7 +105,7 @@ func (w *walker) recordParamCall(v ssa.Value, pos token.Pos, s State) {
 	if p == "" {
 		return
 	}
-	pc := paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep(), branch: w.branchStep(), Elems: elems}
+	pc := paramCall{Path: p, Held: definite(s.holds), Fn: w.e.funcName(w.fn), Pos: pos, cond: w.condStep(), branch: w.branchStep(), Elems: elems, args: len(call.Args), nonNil: w.nonNilArgs(call.Args, s)}
 	if pc.branch == 1 {
 		pc.fail, _ = w.failureAt(w.blk)
 	}
@@ -155,7 +162,7 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if own := w.calledParam(from, v); own != "" {
 			// Our own func value, passed on: our callers know it.
 			ours := definite(s.holds)
-			passed := paramCall{Path: own, Held: append(ours, held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format, Elems: pc.Elems, holder: pc.holder}
+			passed := paramCall{Path: own, Held: append(ours, held...), Fn: pc.Fn, Pos: pc.Pos, cond: pc.cond + step, branch: pc.branch + stepBranch, Via: via, Format: pc.Format, Elems: pc.Elems, holder: pc.holder, args: pc.args, nonNil: pc.nonNil}
 			if stepBranch == 0 {
 				passed.fail = pc.fail
 			}
@@ -215,7 +222,7 @@ func (w *walker) passOnCaptured(ft *target, fsum *funcInfo, pc paramCall, held [
 		}
 		all := w.heldInCaller(ft, inner.Held, append(definite(s.holds), held...))
 		chain := chainOf(append(append(via.names(), ft.name(w.e)), inner.Via.names()...))
-		w.info.addParamCall(paramCall{Path: own, Held: all, Fn: inner.Fn, Pos: inner.Pos, cond: pc.cond + inner.cond + step, branch: pc.branch + inner.branch + stepBranch, Via: chain, Format: inner.Format})
+		w.info.addParamCall(paramCall{Path: own, Held: all, Fn: inner.Fn, Pos: inner.Pos, cond: pc.cond + inner.cond + step, branch: pc.branch + inner.branch + stepBranch, Via: chain, Format: inner.Format, args: inner.args, nonNil: inner.nonNil})
 	}
 }
 
@@ -240,6 +247,13 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 	fname := ft.name(w.e)
 	literal := ft.fn.Parent() != nil && ft.fn.Parent() == w.fn
 	for _, tk := range fsum.takes {
+		// The passed function's one branch to the take tests a parameter
+		// the call gives a value known not nil: no condition at all.
+		decided := 0
+		if argDecides(ft, tk, pc) {
+			decided = 1
+		}
+		tk.cond, tk.branch = tk.cond-decided, tk.branch-decided
 		c := tk.cond + cond
 		// A literal's own branches are this function's code, which
 		// records its edges on any branch: they do not count against
@@ -316,8 +330,13 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		// A passed function that takes the lock on every path keeps its
 		// take sure for the callers' choice to call (relockSomePaths);
 		// its own branches are on what it is given (take.dynBranch).
-		w.info.addTake(take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), branch: tk.branch + branch, ownBranch: w.branchStep(), Sub: h.Sub,
-			leafSure: tk.leafSure && ft.exact && !tk.loose, dynBranch: tk.dynBranch || tk.branch > 0})
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), branch: tk.branch + branch, ownBranch: w.branchStep(), Sub: h.Sub,
+			leafSure: (tk.leafSure || decided == 1 && tk.cond == 0) && ft.exact && !tk.loose, dynBranch: tk.dynBranch || tk.branch > 0}
+		if decided == 1 && pc.fail != "" && tk.branch == 0 && branch == pc.branch && pc.branch == 1 {
+			// Taken wherever the callee's one failure branch calls it.
+			nt.failed = pc.fail
+		}
+		w.info.addTake(nt)
 	}
 }
 

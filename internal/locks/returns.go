@@ -248,7 +248,7 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
 	}
 	var bad []string
 	for p := range some {
-		if maybe[p] || held[p] < len(w.rets) {
+		if maybe[p] || held[p] < w.returnsReached(p) {
 			bad = append(bad, p)
 		}
 	}
@@ -381,6 +381,20 @@ func (w *walker) returned(path string, r retState) bool {
 		}
 	}
 	return false
+}
+
+// returnsReached counts the returns path's root value is defined at: a
+// lock of a value made or looked up past an early return is not held
+// there because it does not exist yet (helm's LockRelease, failing before
+// it has the release's lock, then locking it on success).
+func (w *walker) returnsReached(path string) int {
+	n := 0
+	for _, r := range w.rets {
+		if w.rootReaches(path, r) {
+			n++
+		}
+	}
+	return n
 }
 
 // rootReaches reports whether path's root value is defined on every path

@@ -153,6 +153,7 @@ func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) Stat
 		}
 		h := w.holdOf(lv, op.Shared(), pos)
 		w.noteMapOrder(h, lv, s)
+		w.noteSliceOrder(h, elementKeys(lv), s)
 		return w.acquire(h, s)
 	case lockop.Unlock, lockop.RUnlock:
 		return w.release(w.holdOf(lv, op.Shared(), pos), pos, s)

@@ -56,11 +56,11 @@ func (w *walker) tryAcquired() []tryAcquire {
 	}
 	var out []tryAcquire
 	for _, cand := range w.rets[0].state.holds {
-		if _, atEntry := w.entry.find(cand.Path); atEntry || cand.Try || !portable(cand.Path) {
+		if _, atEntry := w.entry.find(cand.Path); atEntry || cand.Try || !portable(cand.Path) && !w.keyedEffect(cand) {
 			continue
 		}
 		if w.heldOnSuccessOnly(cand.Path, idx, successNil) {
-			h := cand
+			h := byClass(cand) // a lock table's lock: by its class (keyed.go)
 			h.Maybe, h.Loop = false, false
 			h.untag()
 			out = append(out, tryAcquire{Hold: h, Result: idx, Nil: successNil})
@@ -70,11 +70,11 @@ func (w *walker) tryAcquired() []tryAcquire {
 	// is where candidates come from, so also look at the others.
 	for _, r := range w.rets[1:] {
 		for _, cand := range r.state.holds {
-			if _, atEntry := w.entry.find(cand.Path); atEntry || cand.Try || !portable(cand.Path) || hasTry(out, cand.Path) {
+			if _, atEntry := w.entry.find(cand.Path); atEntry || cand.Try || !portable(cand.Path) && !w.keyedEffect(cand) || hasTry(out, byClass(cand).Path) {
 				continue
 			}
 			if w.heldOnSuccessOnly(cand.Path, idx, successNil) {
-				h := cand
+				h := byClass(cand)
 				h.Maybe, h.Loop = false, false
 				h.untag()
 				out = append(out, tryAcquire{Hold: h, Result: idx, Nil: successNil})
@@ -387,7 +387,7 @@ func (w *walker) applyTryAcquires(t *target, sum *funcInfo, call *ssa.Call, s St
 			continue
 		}
 		h := ta.Hold
-		h.Path, h.Pos, h.Maybe, h.Loop, h.Obj = p, call.Pos(), true, false, w.calleeObj(t, ta.Path)
+		h.Path, h.Pos, h.Maybe, h.Loop, h.Obj = keyedAt(p, call.Pos()), call.Pos(), true, false, w.calleeObj(t, ta.Path)
 		h.untag()
 		if r := resultValue(call, ta.Result); r != nil {
 			h.tagKey, h.tagVal, h.tagNeg = w.condKey(r), nilConst, !ta.Nil
