@@ -16,7 +16,8 @@ import (
 //   - every local edge that closes a cycle contributes that cycle (its
 //     shortest way back); cycles over the same classes are one;
 //   - a cycle of three or more locks is reported only when every edge is
-//     certain (edge.must): long cycles built from possible takes were
+//     certain (edge.must), a take on each turn of a loop counting as
+//     certain (take.eachTurn): long cycles built from possible takes were
 //     mostly paths no program runs, and a real one is all certain;
 //   - a cycle whose every edge runs under one more exclusive lock (a
 //     gate, gates.go) is not reported, nor one that meets at a read lock

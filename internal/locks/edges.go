@@ -34,7 +34,8 @@ type edge struct {
 	handed string
 	// test: witnessed in a _test.go file. must: To is taken for sure once
 	// the witness gets there (directly, or on every path of callees
-	// called exactly), the evidence a long cycle needs (cycles.go).
+	// called exactly, a loop's turns included), the evidence a long cycle
+	// needs (cycles.go).
 	test, must bool
 	// ends: which ends the witness holds or takes exclusively.
 	ends edgeEnds

@@ -217,6 +217,12 @@ const (
 // down to it.
 func (t take) certain() bool { return t.cond == 0 && !t.loose }
 
+// eachTurn reports whether t is certain but for loop iterations: no
+// branch decides it, a loop runs it on each turn (iterations.go). An
+// edge so taken is evidence for a long cycle as a certain one is: a loop
+// over the objects locks the first it meets.
+func (t take) eachTurn() bool { return t.branch == 0 && !t.loose }
+
 // viaBound is the longest call chain a take may be reached through.
 func (t take) viaBound() int {
 	if t.certain() {
