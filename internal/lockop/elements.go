@@ -172,8 +172,9 @@ func storedElement(slot *ssa.Alloc, throughFields bool, calls int) element {
 // returnedElement is the container of the lock an accessor returns as
 // its result index (`func (k *KeyLocks) get(key string) *sync.Mutex`,
 // looking the key's lock up and making it on a miss): every return of the
-// static callee returns an element of that one container, or nil. A container the callee
-// reaches through a parameter is held by the call's argument.
+// static callee returns an element of that one container, or nil. A
+// container the callee reaches through a parameter is held by the call's
+// argument.
 func returnedElement(call *ssa.Call, index int, throughFields bool, calls int) element {
 	rets, ok := returnedResults(call, index)
 	if !ok || calls >= maxElemCalls {

@@ -99,9 +99,10 @@
 //     the others is acquired on success (tryacquire.go, Clang's
 //     TRY_ACQUIRE): callers hold it where their test of the result says
 //     success; a lock table's key lock so acquired goes by its class,
-//     held per call, as one always acquired does (keyed.go). A lock held, on every return giving a result not nil,
-//     inside that result (a lookup that locks the entry it found) is
-//     held in the call's value (resultheld.go; not exported).
+//     held per call, as one always acquired does (keyed.go). A lock
+//     held, on every return giving a result not nil, inside that result
+//     (a lookup that locks the entry it found) is held in the call's
+//     value (resultheld.go; not exported).
 //     Locks taken by TryLock and locks whose unlock is handed to
 //     a closure passed to a call or to a started goroutine are not leaks;
 //     a TryLock wrapper called as a statement, its result ignored, is
@@ -226,9 +227,9 @@
 //     gives a non-nil error is not one a take must dominate to be
 //     certain, while a success return is left; when none is, the
 //     returns after a call's error was found are still left out
-//     (failreturn.go). A take
-//     whose only branches down from a callee are failures is a double
-//     lock on that failure's path (failbranch.go). The re-locks under one
+//     (failreturn.go). A take whose only branches down from a callee
+//     are failures is a double lock on that failure's path
+//     (failbranch.go). The re-locks under one
 //     hold of the walked function are one finding, the later calls its
 //     related positions (relockgroup.go).
 //     Order edges through
@@ -306,8 +307,8 @@
 //     which changes between ranges: an order by map iteration
 //     (maporder.go); a loop over a slice of keys made per call and not
 //     sorted, holding each key's lock, takes them in the data's order: an
-//     order by slice order (sliceorder.go). A cycle of two edges that one function's nesting
-//     witnesses alone (A, then B, then another object's A) is two
+//     order by slice order (sliceorder.go). A cycle of two edges that one
+//     function's nesting witnesses alone (A, then B, then another object's A) is two
 //     objects of A's class and is not reported (cycles.go,
 //     nestedInstances).
 //   - Facts leave out private leaf classes (facts.go, privateLeaves): a
