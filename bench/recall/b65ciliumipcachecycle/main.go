@@ -1,13 +1,14 @@
 // Shape of cilium/cilium#26242 (backported as #29408, "don't hold EP lock
-// while generating policy"): a three-lock wait cycle
-//   IPCache > Endpoint > NameManager > IPCache
-// - the k8s watcher removes kube-apiserver labels under the IPCache lock and
-//   IPCache.UpdatePolicyMaps locks every endpoint through the EndpointManager;
-// - an endpoint regeneration holds the endpoint lock while resolving policy,
-//   and SelectorCache.AddFQDNSelector takes the NameManager lock;
-// - the DNS proxy's UpdateGenerateDNS holds the NameManager lock and the
-//   updateSelectors callback allocates CIDR identities, which upserts into
-//   the IPCache.
+// while generating policy"): a three-lock wait cycle, IPCache > Endpoint >
+// NameManager > IPCache. The k8s watcher removes kube-apiserver labels
+// under the IPCache lock, and IPCache.UpdatePolicyMaps locks every
+// endpoint through the EndpointManager. An endpoint regeneration holds
+// the endpoint lock while resolving policy, and
+// SelectorCache.AddFQDNSelector takes the NameManager lock. The DNS
+// proxy's UpdateGenerateDNS holds the NameManager lock, and the
+// updateSelectors callback allocates CIDR identities, which upserts into
+// the IPCache. Three goroutines, each holding one of the locks, wait for
+// the next.
 package main
 
 import (
