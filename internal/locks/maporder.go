@@ -35,20 +35,39 @@ func (w *walker) noteMapOrder(h Hold, lv ssa.Value, s State) {
 	if rng == nil || releasedInBody(w.e, elem) || !loopsBack(w.blk, elem) {
 		return
 	}
+	if serializedAcross(h, s, false) {
+		return
+	}
+	what := "the values of " + mapName(rng.X)
+	w.reportLoopOrder(h, rng.Pos(), "ranges over "+what, func(fname string) string {
+		return "lock order by map iteration: " + fname + " takes the " + h.Name + " of each of " + what +
+			" and holds them all, in map order, which changes from one range to the next: two calls at once deadlock"
+	})
+}
+
+// serializedAcross reports whether s holds, for sure and exclusively, a
+// lock of another class than h's across the loop taking h: two calls of
+// the loop do not run at once. A key's lock of a table serializes only
+// the calls for that key; with keyedApart it does not count.
+func serializedAcross(h Hold, s State, keyedApart bool) bool {
 	for _, o := range s.holds {
-		if o.Class != h.Class && o.Class != "" && !o.Maybe && !o.Shared {
-			return // serialized by a lock held across the loop
+		if o.Class != h.Class && o.Class != "" && !o.Maybe && !o.Shared && !(keyedApart && o.Keyed) {
+			return true
 		}
 	}
+	return false
+}
+
+// reportLoopOrder reports h, taken in a loop (at loopPos, what loopHop
+// says of it) and held past each turn, with the message msg gives for
+// the walked function's name.
+func (w *walker) reportLoopOrder(h Hold, loopPos token.Pos, loopHop string, msg func(fname string) string) {
 	fname := w.e.funcName(w.fn)
-	what := "the values of " + mapName(rng.X)
-	msg := "lock order by map iteration: " + fname + " takes the " + h.Name + " of each of " + what +
-		" and holds them all, in map order, which changes from one range to the next: two calls at once deadlock"
 	rule := "lock-order"
 	if w.e.inTest(h.Pos) {
 		rule = "lock-order-test"
 	}
-	w.e.find(h.Pos, rule, msg, diag.Hop{Pos: rng.Pos(), What: "ranges over " + what}, diag.Hop{Pos: h.Pos, What: fname + " takes " + h.Name + ", not released in the iteration"})
+	w.e.find(h.Pos, rule, msg(fname), diag.Hop{Pos: loopPos, What: loopHop}, diag.Hop{Pos: h.Pos, What: fname + " takes " + h.Name + ", not released in the iteration"})
 }
 
 // mapRangeValue returns v as the value a range over a map yields, with

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
-
-	"github.com/confinelint/confinelint/internal/diag"
 )
 
 // A loop over a slice of keys that takes each key's lock and keeps it
@@ -35,20 +33,14 @@ func (w *walker) noteSliceOrder(h Hold, args []ssa.Value, s State) {
 		if w.blk == nil || !loopsBackTo(w.blk, header, elem.Block()) || releasedInLoop(w.e, elem, elem.Block()) {
 			continue
 		}
-		for _, o := range s.holds {
-			if o.Class != h.Class && o.Class != "" && !o.Maybe && !o.Shared && !o.Keyed {
-				return // serialized by a lock held across the loop
-			}
+		if serializedAcross(h, s, true) {
+			return
 		}
-		fname := w.e.funcName(w.fn)
 		what := "the keys in " + sliceName(slice)
-		msg := "lock order by slice order: " + fname + " takes the " + h.Name + " of each of " + what +
-			" and holds them all, in the order the slice's contents give (it is made per call and not sorted): two calls at once with the same keys in another order deadlock"
-		rule := "lock-order"
-		if w.e.inTest(h.Pos) {
-			rule = "lock-order-test"
-		}
-		w.e.find(h.Pos, rule, msg, diag.Hop{Pos: elem.Pos(), What: "iterates over " + what}, diag.Hop{Pos: h.Pos, What: fname + " takes " + h.Name + ", not released in the iteration"})
+		w.reportLoopOrder(h, elem.Pos(), "iterates over "+what, func(fname string) string {
+			return "lock order by slice order: " + fname + " takes the " + h.Name + " of each of " + what +
+				" and holds them all, in the order the slice's contents give (it is made per call and not sorted): two calls at once with the same keys in another order deadlock"
+		})
 		return
 	}
 }
