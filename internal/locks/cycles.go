@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"cmp"
 	"go/token"
 	"slices"
 	"sort"
@@ -32,8 +33,9 @@ import (
 //     is reported once, at its acquisition, naming how many it closes,
 //     with the other cycles as related information; then the next,
 //     until every cycle is covered. Ties go to the latest position,
-//     so the choice depends only on the edges, not on the order packages
-//     or functions are analysed in;
+//     then to the classes' names (two edges of one call), so the choice
+//     depends only on the edges, not on the order packages or functions
+//     are analysed in, nor on map iteration;
 //   - every witness of a reported cycle is also where a //confined:ignore
 //     silences it.
 
@@ -229,9 +231,19 @@ func (e *engine) mostShared(cycles []cycle, wantTest bool) (edge, bool) {
 	return best, found
 }
 
-// later orders edges by acquisition, then held position.
+// later orders edges by acquisition, then held position, then, for two
+// edges of one site (a call under a lock reaching two others), by their
+// classes and witness: a total order, so that the group reported does not
+// depend on map iteration.
 func later(x, y edge) bool {
-	return x.ToPos > y.ToPos || x.ToPos == y.ToPos && x.FromPos > y.FromPos
+	if x.ToPos != y.ToPos {
+		return x.ToPos > y.ToPos
+	}
+	if x.FromPos != y.FromPos {
+		return x.FromPos > y.FromPos
+	}
+	return cmp.Or(strings.Compare(x.From, y.From), strings.Compare(x.To, y.To), strings.Compare(x.FromSub, y.FromSub),
+		strings.Compare(x.ToSub, y.ToSub), strings.Compare(x.Fn, y.Fn)) > 0
 }
 
 // reportGroup reports the cycles of group at edge at, the first (by its
