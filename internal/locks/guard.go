@@ -270,6 +270,8 @@ func (w *walker) checkGuard(v *types.Var, g *guard, paths []string, acc access, 
 	if g.readAny && !acc.write {
 		return w.checkReadAny(name, g, paths, pos, forced, s)
 	}
+	var atomicMissing []string // an atomic write's missing locks: one finding
+	firstMissing, firstRule := "", ""
 	for i, p := range paths {
 		if p == "" {
 			continue
@@ -285,15 +287,37 @@ func (w *walker) checkGuard(v *types.Var, g *guard, paths []string, acc access, 
 			continue
 		case !w.report:
 			continue
-		case ok && held.Maybe:
-			w.guardFinding(pos, p, "guardedby", accessVerb(acc)+name+" with "+mu+" held on some paths only (taken at "+w.e.at(held.Pos)+"): it must be held on every path")
-		case acc.write && ok && held.Shared:
-			w.guardFinding(pos, p, "guardedby-write-shared", "write to "+name+" with "+mu+" only read-locked (since "+w.e.at(held.Pos)+"): writes need Lock")
-		default:
-			w.guardFinding(pos, p, "guardedby", accessVerb(acc)+name+" without holding "+mu)
 		}
+		rule, msg := missingGuard(w.e, accessVerb(acc)+name, mu, acc, held, ok)
+		if acc.atomic {
+			if firstMissing == "" {
+				firstMissing, firstRule = p, rule
+			}
+			atomicMissing = append(atomicMissing, msg)
+			continue
+		}
+		w.guardFinding(pos, p, rule, msg)
+	}
+	if len(atomicMissing) > 1 {
+		firstRule = "guardedby"
+	}
+	if len(atomicMissing) > 0 {
+		// One atomic operation, one problem however many locks it lacks.
+		w.guardFinding(pos, firstMissing, firstRule, "atomic "+strings.Join(atomicMissing, "; "))
 	}
 	return s
+}
+
+// missingGuard is the rule and message for an access (verb names it) made
+// without the guard lock mu as required (held, ok: what s holds of it).
+func missingGuard(e *engine, verb, mu string, acc access, held Hold, ok bool) (rule, msg string) {
+	switch {
+	case ok && held.Maybe:
+		return "guardedby", verb + " with " + mu + " held on some paths only (taken at " + e.at(held.Pos) + "): it must be held on every path"
+	case acc.write && ok && held.Shared:
+		return "guardedby-write-shared", verb + " with " + mu + " only read-locked (since " + e.at(held.Pos) + "): writes need Lock"
+	}
+	return "guardedby", verb + " without holding " + mu
 }
 
 // checkReadAny checks a read of a +checklocksreadany field: one of its
