@@ -241,7 +241,7 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
 			} else {
 				held[h.Path]++
 			}
-			if h.Shared != some[h.Path].Shared {
+			if h.Shared != some[h.Path].Shared || h.twoModes {
 				maybe[h.Path] = true // read-locked on one path, locked on another
 			}
 		}
@@ -349,8 +349,8 @@ func (w *walker) callersChoice(h Hold) bool {
 	if _, atEntry := w.entry.find(h.Path); atEntry {
 		return true
 	}
-	if !h.Maybe || h.tagKey == "" {
-		return false
+	if !h.Maybe || h.tagKey == "" || w.e.guardsAnnotated(h.Class) {
+		return false // a lock annotations rely on: one state on every return
 	}
 	flag, _, _ := strings.Cut(h.tagKey, "#")
 	return paramIndex(flag, "f") >= 0 || paramIndex(flag, "p") >= 0

@@ -15,7 +15,10 @@ type Hold struct {
 	Class  string // lock class key, "" when the lock has no declaring field or var
 	Name   string // short class name for messages ("Broker.mu")
 	Shared bool   // held by RLock
-	Pos    token.Pos
+	// twoModes: held by Lock on some paths into here and by RLock on
+	// others: which unlock is right depends on the path.
+	twoModes bool
+	Pos      token.Pos
 	// leaf: where a callee takes it (its Lock call), when Pos is the call
 	// leading there and both are in this package; for related information.
 	leaf token.Pos
@@ -255,6 +258,7 @@ func join2(a, b State, aBack, bBack bool) State {
 			h.Lent = h.Lent || o.Lent
 			h.leaky = h.leaky || o.leaky
 			h.sureSide = h.sureSide || o.sureSide
+			h.twoModes = h.twoModes || o.twoModes || h.Shared != o.Shared
 			h.Shared = h.Shared || o.Shared
 			h.setConds(bothSidedConds(a.holds[i], a, o, b))
 			holds = append(holds, h)
