@@ -238,7 +238,7 @@ func (w *walker) finishReturns() {
 		for p := range mustRelease {
 			declared[p] = true
 		}
-		w.checkReturnStates(w.notReturnState(declared, leaked, outer))
+		w.reportUndeclaredOnSome(w.checkReturnStates(w.notReturnState(declared, leaked, outer)))
 	}
 	// The summary: declared effects, plus locks held on every return. A
 	// declared acquire the function makes exactly when it reports success

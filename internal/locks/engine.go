@@ -389,6 +389,11 @@ func (e *engine) at(pos token.Pos) string {
 
 func (e *engine) funcName(fn *ssa.Function) string { return program.FuncName(fn, e.p.Pass.Pkg) }
 
+// foundAt reports whether a finding is already made at pos.
+func (e *engine) foundAt(pos token.Pos) bool {
+	return slices.ContainsFunc(e.findings, func(f diag.Finding) bool { return f.Pos == pos })
+}
+
 // Findings returns the package's lock findings in position order.
 func (s *Summary) Findings() []diag.Finding {
 	out := append([]diag.Finding(nil), s.findings...)

@@ -220,10 +220,11 @@ func resultValue(call *ssa.Call, i int) ssa.Value {
 
 // checkReturnStates reports, once at the function, a lock held on some
 // return paths and not on others (or on some paths into one return), as
-// checklocks does. skip says which locks do not count.
-func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
+// checklocks does, and returns those locks' paths. skip says which locks
+// do not count.
+func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) []string {
 	if len(w.rets) == 0 {
-		return
+		return nil
 	}
 	held := map[string]int{} // returns where the path is definitely held
 	some := map[string]Hold{}
@@ -253,7 +254,7 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
 		}
 	}
 	if len(bad) == 0 {
-		return
+		return nil
 	}
 	sort.Strings(bad)
 	var names []string
@@ -262,6 +263,7 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) {
 	}
 	w.e.find(w.fn.Pos(), "inconsistent-return", "the function returns with different locks held on different paths: "+
 		strings.Join(names, ", ")+" held on some return paths only")
+	return bad
 }
 
 // notReturnState says which holds checkReturnStates leaves out: locks

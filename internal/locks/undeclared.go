@@ -54,6 +54,27 @@ func (w *walker) reportUndeclaredAcquires(count map[string]int, declared map[str
 	}
 }
 
+// reportUndeclaredOnSome reports, at each explicit return holding it
+// for sure, an annotated lock of paths: those the function leaves held on
+// some returns only (the inconsistent return already reported at the
+// function names the problem; this says which returns keep the lock, as
+// checklocks' "return with unexpected locks held"). An implicit return
+// would be reported on the function's line a second time: it is not.
+func (w *walker) reportUndeclaredOnSome(paths []string) {
+	if w.inPlaceClosure() || lockerMethod(w.fn) {
+		return
+	}
+	for _, p := range paths {
+		for _, r := range w.rets {
+			h, ok := r.state.find(p)
+			if !ok || r.implicit || !w.undeclaredCandidate(h) || w.returned(p, r) || w.successReturn(r) || w.e.foundAt(r.pos) {
+				continue // a return already reported (a required lock let go) says enough
+			}
+			w.reportUndeclaredAt(r, h, " on this path")
+		}
+	}
+}
+
 func (w *walker) reportUndeclaredAt(r retState, h Hold, when string) {
 	w.findAtReturn(r, "acquires", h.Name+" taken at "+w.e.at(h.Pos)+" is still held when the function returns"+when+", but the function does not declare it: "+
 		h.Name+" is annotated (a guard or a function names it), so declare //confined:"+acquireVerb(h)+" "+w.declaredName(h)+" (or +checklocksacquire) or release it",

@@ -1,5 +1,6 @@
 // Package checklocks_returns: the lock state must be the same on every
-// return path; reported once, at the function.
+// return path; reported once, at the function, and at each explicit
+// return that keeps an annotated lock the function does not declare.
 package checklocks_returns
 
 import "sync"
@@ -18,7 +19,8 @@ func (c *cache) sometimes(x int) { // want `the function returns with different 
 	}
 }
 
-// The leak of mu is reported as such; rw is taken on one path only.
+// The leak of mu is reported as such; rw is taken on one path only, and
+// the return that keeps it says so.
 func (c *cache) earlyReturn(x int) int { // want `the function returns with different locks held on different paths: cache.rw \(taken at returns.go:\d+\) held on some return paths only \[inconsistent-return\]`
 	c.mu.Lock()
 	if x > 0 {
@@ -26,7 +28,7 @@ func (c *cache) earlyReturn(x int) int { // want `the function returns with diff
 	}
 	c.rw.Lock()
 	c.mu.Unlock()
-	return 0
+	return 0 // want `cache.rw taken at returns.go:\d+ is still held when the function returns on this path, but the function does not declare it: cache.rw is annotated \(a guard or a function names it\), so declare //confined:acquires c.rw \(or \+checklocksacquire\) or release it \[acquires\]`
 }
 
 // +checklocks:c.mu
@@ -46,6 +48,18 @@ func (c *cache) downgrades(x int) bool { // want `the function returns with diff
 	c.rw.Unlock()
 	c.rw.RLock()
 	return true // want `cache.rw is required by the function and must still be held exclusively when it returns \[requires\]`
+}
+
+// A return already reported for the required lock it let go is not
+// reported again for the other lock it took instead.
+// +checklocks:a.mu
+func swapsOwner(a, b *cache, x int) bool { // want `the function returns with different locks held on different paths: cache.mu \(taken at returns.go:\d+\), cache.mu \(taken at returns.go:\d+\) held on some return paths only \[inconsistent-return\]`
+	if x > 0 {
+		return false
+	}
+	a.mu.Unlock()
+	b.mu.Lock()
+	return true // want `cache.mu is required by the function and must still be held exclusively when it returns \[requires\]`
 }
 
 // Not reported: a TryLock, a conditional lock with a conditional unlock,
