@@ -150,7 +150,7 @@ var lockorderChecks = []Check{
 	{
 		Category: "acquires", Analyzer: "lockorder", Level: Error,
 		Title: "Function's declared lock effect differs from what it does",
-		Text:  "A function annotated //confined:acquires MU (or acquires_shared) has a return path on which MU is not held: its callers would unlock a lock they do not hold. Or a function leaves held, on every return, a lock that annotations name (a guard, or a function's requirement) without declaring it (gVisor checklocks' \"return with unexpected locks held\"); a lock no annotation names is a lock helper whose effect is inferred instead, and a Locker type's Lock method needs no declaration.",
+		Text:  "A function annotated //confined:acquires MU (or acquires_shared) has a return path on which MU is not held: its callers would unlock a lock they do not hold. Or a function leaves held, on every return, a lock that annotations name (a guard, or a function's requirement) without declaring it (gVisor checklocks' \"return with unexpected locks held\"); held on some returns only, each explicit return that keeps it is reported too, beside the function's inconsistent-return finding; a lock no annotation names is a lock helper whose effect is inferred instead, and a Locker type's Lock method needs no declaration.",
 		Fix:   "Acquire the lock on every return path, or drop the annotation and let callers lock; declare //confined:acquires MU on a helper that returns with MU held, or release it.",
 	},
 	{
