@@ -242,7 +242,7 @@ func (w *walker) checkReturnStates(skip func(h Hold, r retState) bool) []string 
 			} else {
 				held[h.Path]++
 			}
-			if h.Shared != some[h.Path].Shared || h.twoModes {
+			if h.Shared != some[h.Path].Shared || h.twoModes && w.e.guardsAnnotated(h.Class) {
 				maybe[h.Path] = true // read-locked on one path, locked on another
 			}
 		}
