@@ -243,6 +243,10 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	case loop:
 		w.e.find(at, "lock-leak", h.Name+" may still be held from the previous loop iteration (taken at "+held+"): Lock on the next iteration deadlocks", first...)
 	case old.Maybe:
+	case old.Shared && h.Shared && w.deferredTake:
+		// Needs no writer: nothing releases either read lock, so the
+		// next Lock, on any goroutine, blocks for good.
+		w.e.findRelock(at, old.Pos, "double-lock", "RLock of "+h.Name+" deferred", " while already read-locked since "+held+": the function returns with it read-locked twice and nothing releases it (RUnlock was meant?)", first...)
 	case old.Shared && h.Shared && !h.writerAlong && w.e.noWriterDuringTest(w.fn, h.Class, at):
 		// A test's recursive read lock with no writer running meanwhile.
 	case old.Shared && h.Shared && h.writerAlong:
@@ -433,7 +437,9 @@ func (w *walker) runDefers(pos token.Pos, s State) State {
 		}
 		s = w.checkDeferredFields(d.at, s)
 		if op, lv := w.e.classify(call); op != lockop.None {
+			w.deferredTake = true
 			s = w.lockOp(op, lv, d.at.Pos(), s)
+			w.deferredTake = false
 		} else {
 			s = w.call(call, d.at.Pos(), s)
 		}

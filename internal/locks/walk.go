@@ -52,7 +52,10 @@ type walker struct {
 	// maybeDefer: replaying a defer registered on some paths only (or
 	// once per loop iteration): its unlock proves no double unlock.
 	maybeDefer bool
-	targetBuf  []target // scratch for targets
+	// deferredTake: applying a lock operation deferred by this function
+	// (`defer mu.RLock()`, a slip for RUnlock).
+	deferredTake bool
+	targetBuf    []target // scratch for targets
 	// dead: branches found impossible (cond.go), by predecessor and
 	// successor index; nil while there is none.
 	dead map[[2]int]bool
