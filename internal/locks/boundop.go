@@ -1,6 +1,9 @@
 package locks
 
 import (
+	"go/token"
+	"slices"
+
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/confinelint/confinelint/internal/lockop"
@@ -26,6 +29,90 @@ func (e *engine) boundLockOp(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
 	default:
 		return lockop.None, nil
 	}
+	return e.boundOpOfAll(vals)
+}
+
+// deferredCellOp recognises a deferred literal that only calls the method
+// value kept in a variable it captures, the variable assigned one lock
+// method value and then another: `unlock := b.RUnlock; defer func() {
+// unlock() }()`, later `b.RUnlock(); b.Lock(); unlock = b.Unlock`
+// (Vault's database backend upgrading its read lock). Whatever the
+// variable holds when the defer runs lets the lock go.
+func (e *engine) deferredCellOp(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
+	mc, ok := call.Value.(*ssa.MakeClosure)
+	if !ok || len(call.Args) != 0 {
+		return lockop.None, nil
+	}
+	fn, ok := mc.Fn.(*ssa.Function)
+	if !ok || len(fn.Blocks) != 1 {
+		return lockop.None, nil
+	}
+	var called *ssa.Call
+	for _, in := range fn.Blocks[0].Instrs {
+		switch x := in.(type) {
+		case *ssa.Call:
+			if called != nil {
+				return lockop.None, nil
+			}
+			called = x
+		case *ssa.UnOp, *ssa.Return, *ssa.DebugRef:
+		default:
+			return lockop.None, nil
+		}
+	}
+	if called == nil || len(called.Call.Args) != 0 {
+		return lockop.None, nil
+	}
+	load, ok := called.Call.Value.(*ssa.UnOp)
+	if !ok || load.Op != token.MUL {
+		return lockop.None, nil
+	}
+	fv, ok := load.X.(*ssa.FreeVar)
+	if !ok {
+		return lockop.None, nil
+	}
+	i := slices.Index(fn.FreeVars, fv)
+	if i < 0 || i >= len(mc.Bindings) {
+		return lockop.None, nil
+	}
+	cell, ok := mc.Bindings[i].(*ssa.Alloc)
+	if !ok {
+		return lockop.None, nil
+	}
+	vals, ok := storedOnly(cell, mc)
+	if !ok {
+		return lockop.None, nil
+	}
+	return e.boundOpOfAll(vals)
+}
+
+// storedOnly lists the values stored in cell, when its other uses are
+// loads and the deferred literal reader: nothing else writes it.
+func storedOnly(cell *ssa.Alloc, reader *ssa.MakeClosure) ([]ssa.Value, bool) {
+	var vals []ssa.Value
+	for _, r := range *cell.Referrers() {
+		switch u := r.(type) {
+		case *ssa.Store:
+			if u.Addr != cell {
+				return nil, false
+			}
+			vals = append(vals, u.Val)
+		case *ssa.UnOp, *ssa.DebugRef:
+		case *ssa.MakeClosure:
+			if u != reader {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return vals, len(vals) > 0
+}
+
+// boundOpOfAll is the one lock operation the method values vals all make
+// on one lock (Unlock when some let go of it by RUnlock and others by
+// Unlock), or lockop.None.
+func (e *engine) boundOpOfAll(vals []ssa.Value) (lockop.Op, ssa.Value) {
 	op, lv, path := lockop.None, ssa.Value(nil), ""
 	for _, v := range vals {
 		o, l := e.boundMethodOp(v)

@@ -123,6 +123,9 @@ func (e *engine) classify(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
 		if op, lv := e.boundLockOp(call); op != lockop.None {
 			return op, lv
 		}
+		if op, lv := e.deferredCellOp(call); op != lockop.None {
+			return op, lv
+		}
 		return e.nestedOp(call)
 	}
 	if call.IsInvoke() || !e.hasEffect(call.StaticCallee()) || e.guardWrapper(call.StaticCallee(), lv) {
