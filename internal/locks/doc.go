@@ -117,7 +117,14 @@
 //     to arguments (summarize.go). Closures passed to a call other than
 //     go/defer are assumed to run now (the contract) but may be kept: the
 //     caller's locks are lent to them (Hold.Lent), which satisfies guards
-//     without creating findings or edges.
+//     without creating findings or edges. A deferred literal that only
+//     calls the lock method value a captured variable holds (`unlock :=
+//     b.RUnlock; defer func() { unlock() }()`, later `unlock = b.Unlock`)
+//     lets the lock go whichever the variable holds when it runs, when
+//     nothing but stores of such values writes the variable
+//     (boundop.go, deferredCellOp). A deferred RLock of a lock
+//     read-locked since is a double lock needing no writer (RUnlock was
+//     meant: nothing releases either).
 //   - Calls of func values that are not one known function (a field, a
 //     map or slice element, a package var) take the edges of every
 //     function of the package that reaches it (up to maxCandidates: more
