@@ -304,7 +304,10 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		} else if relock && pc.fail != "" {
 			where = " (at " + tk.At + ", on the path where " + pc.fail + " fails)"
 		}
-		if w.report && h.Path != "" && ft.exact && (steps == 0 || somePaths) {
+		// A lock the passed function reaches through what its maker gave
+		// it, which the callee cannot name, is still the held one when the
+		// program makes one object of its type (paramRelock).
+		if w.report && (h.Path != "" || h.Class != "") && ft.exact && (steps == 0 || somePaths) {
 			// Against a lock the callee holds at its call of the function,
 			// the callee's branch to that call is its own code too (as a
 			// call written on that branch); against ours, it is a

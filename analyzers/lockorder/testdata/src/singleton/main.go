@@ -311,5 +311,6 @@ func main() {
 		prev.Run()
 	}
 	runSpanStore()
+	runFIFO()
 	runConfigStore()
 }
