@@ -24,7 +24,11 @@ func (w *walker) singletonHeld(s State, h Hold) (Hold, string) {
 		}
 		owner := lockop.EnclosingType(v)
 		if at, ok := w.e.objs.Singleton(owner); ok {
-			return o, ", the same lock: the program makes one " + owner.Obj().Name() + " (at " + w.e.at(at) + "),"
+			one := owner.Obj().Name()
+			if holder := w.e.objs.SingletonHolder(owner); holder != nil {
+				one = holder.Obj().Name() + ", which holds the one " + one
+			}
+			return o, ", the same lock: the program makes one " + one + " (at " + w.e.at(at) + "),"
 		}
 		// A wrapper mutex's field is every holder's: the one object is
 		// the holder's, named by the value field both reach it through.

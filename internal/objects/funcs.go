@@ -27,6 +27,18 @@ import (
 // call of package functions to what they return. Values it cannot follow
 // (another package's fields and functions) contribute nothing.
 func (x *Index) FuncsOf(fn *ssa.Function, v ssa.Value) []*ssa.Function {
+	if ix, sig := assertedFunc(v); sig != nil {
+		// An interface value asserted to a func type (`switch f :=
+		// funcMap[name].(type) { case func(string) HTML: f(s) }`): the
+		// functions of that type it may hold.
+		var out []*ssa.Function
+		for _, f := range x.FuncsOf(fn, ix) {
+			if types.Identical(f.Signature, sig) {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
 	fs := x.funcRecord()
 	fn, v = x.Resolve(fn, v)
 	key := x.funcKey(v)
@@ -47,6 +59,9 @@ func (x *Index) FuncsOf(fn *ssa.Function, v ssa.Value) []*ssa.Function {
 // a container FuncsOf follows (a map, slice, array or channel named by
 // where it lives).
 func (x *Index) IsElement(fn *ssa.Function, v ssa.Value) bool {
+	if ix, sig := assertedFunc(v); sig != nil {
+		v = ix // the one func of the asserted type an element holds
+	}
 	_, v = x.Resolve(fn, v)
 	if p := x.throughPointer(v); p != nil {
 		v = p
@@ -87,6 +102,9 @@ func (x *Index) funcRecord() *funcStores {
 	}
 	fs := &funcStores{into: map[any][]Placed{}, calls: map[*ssa.Function][]ssa.CallInstruction{}, memo: map[any][]*ssa.Function{}}
 	add := func(key any, fn *ssa.Function, v ssa.Value) {
+		if mi, ok := v.(*ssa.MakeInterface); ok && IsFunc(mi.X.Type()) {
+			v = mi.X // a func kept as an interface value (a template's func map)
+		}
 		if key != nil && (IsFunc(v.Type()) || isChan(v.Type()) || isFuncPointer(v.Type())) {
 			fs.into[key] = append(fs.into[key], Placed{fn, v})
 		}
@@ -215,6 +233,25 @@ func (r *funcWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
 			r.value(p.Fn, p.Val, depth+1)
 		}
 	}
+}
+
+// assertedFunc returns the interface value v asserts to a func type, and
+// that type's signature: v is `x.(F)`, or its value in `f, ok := x.(F)`.
+func assertedFunc(v ssa.Value) (ssa.Value, *types.Signature) {
+	ta, ok := v.(*ssa.TypeAssert)
+	if x, isExtract := v.(*ssa.Extract); isExtract && x.Index == 0 {
+		ta, ok = x.Tuple.(*ssa.TypeAssert)
+	} else if ok && ta.CommaOk {
+		return nil, nil
+	}
+	if !ok {
+		return nil, nil
+	}
+	sig, _ := ta.AssertedType.Underlying().(*types.Signature)
+	if sig == nil {
+		return nil, nil
+	}
+	return ta.X, sig
 }
 
 // pointee follows p, a pointer to a func variable, to what is stored

@@ -35,6 +35,10 @@ type singletons struct {
 	world *ClosedWorld
 	sites map[*types.Named][]token.Pos // allocation sites that run once; NoPos: one that may not
 	byVal map[*types.Named]bool        // held by value somewhere: made wherever its holder is
+	// allocs are the program's allocations; valueTypes the types of its
+	// values, package vars and package-level type declarations.
+	allocs     []*ssa.Alloc
+	valueTypes []types.Type
 	once  map[*ssa.Function]int8       // runsOnce memo: 1 yes, -1 no, 2 being decided
 	refs  map[*ssa.Function][]ssa.Instruction
 }
@@ -52,11 +56,121 @@ func (x *Index) Singleton(t *types.Named) (token.Pos, bool) {
 	if x.single == nil {
 		x.single = x.buildSingletons()
 	}
-	sites := x.single.sites[t]
-	if len(sites) != 1 || !sites[0].IsValid() || x.single.byVal[t] || x.closed.TypeArg(t) {
+	if x.closed.TypeArg(t) {
 		return token.NoPos, false
 	}
+	sites := x.single.sites[t]
+	if len(sites) != 1 || !sites[0].IsValid() || x.single.byVal[t] {
+		at, _, ok := x.heldInOne(t, 0)
+		return at, ok
+	}
 	return sites[0], true
+}
+
+// SingletonHolder returns, for a type Singleton reports as having one
+// object because it lives in one field of a singleton (heldInOne), the
+// outermost such holder, the one object the program makes; nil otherwise.
+func (x *Index) SingletonHolder(t *types.Named) *types.Named {
+	if _, ok := x.Singleton(t); !ok {
+		return nil
+	}
+	_, h, _ := x.heldInOne(t, 0)
+	return h
+}
+
+// heldInOne reports whether the struct type t, held by value, lives in
+// one field of one struct type of the package and nowhere else, that
+// holder being a singleton: then t's one object is the holder's field
+// (hugo's partialCache, a value field of the one templateFuncster).
+// Nowhere else: no allocation of t of its own but composite literals
+// copied into a field, no other struct, array, slice, map or channel
+// holding t by value.
+func (x *Index) heldInOne(t *types.Named, depth int) (token.Pos, *types.Named, bool) {
+	if depth > 4 || !x.single.onlyCopiedIn(t) {
+		return token.NoPos, nil, false
+	}
+	var holder *types.Named
+	for _, tv := range x.single.valueTypes {
+		switch u := tv.(type) {
+		case *types.Named:
+			st, ok := u.Underlying().(*types.Struct)
+			if !ok || u.Origin() == t {
+				continue
+			}
+			for f := range st.Fields() {
+				if holdsByValue(f.Type(), t) {
+					if holder != nil && holder != u.Origin() || !isNamed(f.Type(), t) {
+						return token.NoPos, nil, false
+					}
+					holder = u.Origin()
+				}
+			}
+		case *types.Array, *types.Slice, *types.Map, *types.Chan, *types.Struct:
+			if holdsByValue(u, t) {
+				return token.NoPos, nil, false // an element, or an unnamed struct's field
+			}
+		}
+	}
+	if holder == nil {
+		return token.NoPos, nil, false
+	}
+	sites := x.single.sites[holder]
+	if len(sites) == 1 && sites[0].IsValid() && !x.single.byVal[holder] && !x.closed.TypeArg(holder) {
+		return sites[0], holder, true
+	}
+	return x.heldInOne(holder, depth+1)
+}
+
+// isNamed reports whether ft is t itself.
+func isNamed(ft types.Type, t *types.Named) bool {
+	n, ok := types.Unalias(ft).(*types.Named)
+	return ok && n.Origin() == t
+}
+
+// holdsByValue reports whether a value of type v holds a t by value.
+func holdsByValue(v types.Type, t *types.Named) bool {
+	found := map[*types.Named]bool{}
+	markByValue(v, found, 0)
+	return found[t]
+}
+
+// onlyCopiedIn reports whether every allocation of t is a composite
+// literal copied into a field as it is made: no object of t of its own.
+func (s *singletons) onlyCopiedIn(t *types.Named) bool {
+	for _, a := range s.allocs {
+		if namedStruct(a.Type()) != t {
+			continue
+		}
+		if a.Heap {
+			return false
+		}
+		for _, r := range *a.Referrers() {
+			switch u := r.(type) {
+			case *ssa.FieldAddr, *ssa.Store, *ssa.DebugRef:
+			case *ssa.UnOp:
+				if u.Op != token.MUL || !onlyStoredToField(u) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// onlyStoredToField reports whether v's one use stores it into a field.
+func onlyStoredToField(v ssa.Value) bool {
+	refs := *v.Referrers()
+	if len(refs) != 1 {
+		return false
+	}
+	st, ok := refs[0].(*ssa.Store)
+	if !ok || st.Val != v {
+		return false
+	}
+	_, ok = st.Addr.(*ssa.FieldAddr)
+	return ok
 }
 
 func (x *Index) buildSingletons() *singletons {
@@ -69,7 +183,14 @@ func (x *Index) buildSingletons() *singletons {
 	noteType := func(t types.Type) {
 		if !seenType[t] {
 			seenType[t] = true
+			s.valueTypes = append(s.valueTypes, types.Unalias(t))
 			markByValue(t, s.byVal, 0)
+		}
+	}
+	for _, name := range x.closed.Pkg.Scope().Names() {
+		if tn, ok := x.closed.Pkg.Scope().Lookup(name).(*types.TypeName); ok && !seenType[tn.Type()] {
+			seenType[tn.Type()] = true // a declaration makes no object
+			s.valueTypes = append(s.valueTypes, types.Unalias(tn.Type()))
 		}
 	}
 	var allocs []*ssa.Alloc
@@ -98,6 +219,7 @@ func (x *Index) buildSingletons() *singletons {
 			}
 		}
 	}
+	s.allocs = allocs
 	for _, a := range allocs {
 		n := namedStruct(a.Type())
 		if n == nil {

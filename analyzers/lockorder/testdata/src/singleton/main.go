@@ -312,5 +312,7 @@ func main() {
 	}
 	runSpanStore()
 	runFIFO()
+	runFuncster()
+	runSite()
 	runConfigStore()
 }
