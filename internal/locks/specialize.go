@@ -50,6 +50,7 @@ func (w *walker) summaryFor(t *target, s State) *funcInfo {
 			known = append(known, fact{key: in.key, val: val})
 		}
 	}
+	known = append(known, w.deferFacts...) // a deferred literal's test of a result (resultdefer.go)
 	if len(known) == 0 {
 		return sum
 	}

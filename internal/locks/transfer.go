@@ -443,6 +443,8 @@ func (w *walker) runDefers(pos token.Pos, s State) State {
 			w.deferredTake = true
 			s = w.lockOp(op, lv, d.at.Pos(), s)
 			w.deferredTake = false
+		} else if g, ok := w.resultGuardOf(d.at, w.at); ok {
+			s = w.guardedDeferCall(call, g, d.at.Pos(), s)
 		} else {
 			s = w.call(call, d.at.Pos(), s)
 		}

@@ -52,6 +52,9 @@ type walker struct {
 	// maybeDefer: replaying a defer registered on some paths only (or
 	// once per loop iteration): its unlock proves no double unlock.
 	maybeDefer bool
+	// deferFacts: what this return decides of a deferred literal's test
+	// of a named result, for its summary (resultdefer.go).
+	deferFacts []fact
 	// deferredTake: applying a lock operation deferred by this function
 	// (`defer mu.RLock()`, a slip for RUnlock).
 	deferredTake bool

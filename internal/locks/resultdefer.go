@@ -1,0 +1,152 @@
+package locks
+
+import (
+	"go/constant"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// A function that takes a lock and lets a deferred literal release it
+// only when the function fails,
+//
+//	func (c *Container) prepare() (retErr error) {
+//		c.lock.Lock()
+//		defer func() {
+//			if retErr != nil {
+//				c.lock.Unlock()
+//			}
+//		}()
+//
+// returns holding the lock exactly on success: an acquire on success
+// (tryacquire.go). The literal's branch reads the named result, so at
+// each return it is decided by what that return gives: nil keeps the
+// lock, an error known not nil lets it go, and a value the walk cannot
+// tell (`return ctx.Err()`) keeps it held where the result is nil.
+
+// resultGuard is a deferred literal's test of a named result: the
+// literal's input that reads it and the result's load at the return.
+type resultGuard struct {
+	in   input
+	load ssa.Value // the return's value of the result
+}
+
+// resultGuardOf finds, for the deferred call d replayed at the return
+// after rd, the literal's test of a named result slot of the walked
+// function against nil.
+func (w *walker) resultGuardOf(d *ssa.Defer, rd ssa.Instruction) (resultGuard, bool) {
+	mc, ok := d.Call.Value.(*ssa.MakeClosure)
+	if !ok {
+		return resultGuard{}, false
+	}
+	fn, ok := mc.Fn.(*ssa.Function)
+	if !ok {
+		return resultGuard{}, false
+	}
+	ret := returnAfter(rd)
+	if ret == nil {
+		return resultGuard{}, false
+	}
+	for _, in := range w.e.testedInputs(fn) {
+		if !in.free || in.asserted != nil || in.index >= len(mc.Bindings) {
+			continue
+		}
+		slot, ok := mc.Bindings[in.index].(*ssa.Alloc)
+		if !ok {
+			continue
+		}
+		for _, r := range ret.Results {
+			if ld, ok := r.(*ssa.UnOp); ok && ld.Op == token.MUL && ld.X == slot && isErrorType(ld.Type()) {
+				return resultGuard{in: in, load: ld}, true
+			}
+		}
+	}
+	return resultGuard{}, false
+}
+
+// returnAfter is the Return ending rd's block, when rd is the block's
+// RunDefers.
+func returnAfter(rd ssa.Instruction) *ssa.Return {
+	if _, ok := rd.(*ssa.RunDefers); !ok || rd.Block() == nil {
+		return nil
+	}
+	instrs := rd.Block().Instrs
+	ret, _ := instrs[len(instrs)-1].(*ssa.Return)
+	return ret
+}
+
+// guardedDeferCall replays the deferred literal call under s, its test of
+// the named result decided by what this return stores there (g).
+func (w *walker) guardedDeferCall(call *ssa.CallCommon, g resultGuard, pos token.Pos, s State) State {
+	stored := resultSlotValue(g.load)
+	switch nilOrNot(stored, w, s) {
+	case isNil:
+		w.deferFacts = []fact{{key: g.in.key, val: nilConst}}
+	case notNil:
+		w.deferFacts = []fact{{key: g.in.key + "!=nil", val: constant.MakeBool(true)}}
+	default:
+		// Unknown: replay the success side, then keep what only the
+		// failure side lets go as held where the result is nil.
+		before := s
+		w.deferFacts = []fact{{key: g.in.key, val: nilConst}}
+		kept := w.call(call, pos, s)
+		w.deferFacts = []fact{{key: g.in.key + "!=nil", val: constant.MakeBool(true)}}
+		failed := w.call(call, pos, s)
+		w.deferFacts = nil
+		key := w.condKey(g.load)
+		for _, h := range kept.holds {
+			if _, stays := failed.find(h.Path); stays || key == "" {
+				continue
+			}
+			if _, was := before.find(h.Path); !was {
+				continue
+			}
+			h.Maybe = true
+			h.untag()
+			h.tagKey, h.tagVal, h.tagNeg = key, nilConst, false
+			kept = kept.with(h)
+		}
+		return kept
+	}
+	s = w.call(call, pos, s)
+	w.deferFacts = nil
+	return s
+}
+
+type nilKnown int
+
+const (
+	unknownNil nilKnown = iota
+	isNil
+	notNil
+)
+
+// nilOrNot says whether v, an error a return gives, is nil, surely not
+// nil (made here, or a value the walk's branches found not nil), or
+// either.
+func nilOrNot(v ssa.Value, w *walker, s State) nilKnown {
+	if n, known := nilness(v); known {
+		if n {
+			return isNil
+		}
+		return notNil
+	}
+	if key := w.condKey(v); key != "" && condKnown(cond{key: key, val: nilConst, neg: true}, s) {
+		return notNil
+	}
+	if c, ok := v.(*ssa.Call); ok {
+		if f := c.Call.StaticCallee(); f != nil && f.Pkg != nil {
+			switch f.Pkg.Pkg.Path() + "." + f.Name() {
+			case "errors.New", "fmt.Errorf":
+				return notNil
+			}
+		}
+	}
+	return unknownNil
+}
+
+// isErrorType reports whether t is the error interface.
+func isErrorType(t types.Type) bool {
+	return types.Identical(t, types.Universe.Lookup("error").Type())
+}
