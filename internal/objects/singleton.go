@@ -35,12 +35,12 @@ type singletons struct {
 	world *ClosedWorld
 	sites map[*types.Named][]token.Pos // allocation sites that run once; NoPos: one that may not
 	byVal map[*types.Named]bool        // held by value somewhere: made wherever its holder is
+	once  map[*ssa.Function]int8       // runsOnce memo: 1 yes, -1 no, 2 being decided
+	refs  map[*ssa.Function][]ssa.Instruction
 	// allocs are the program's allocations; valueTypes the types of its
 	// values, package vars and package-level type declarations.
 	allocs     []*ssa.Alloc
 	valueTypes []types.Type
-	once  map[*ssa.Function]int8       // runsOnce memo: 1 yes, -1 no, 2 being decided
-	refs  map[*ssa.Function][]ssa.Instruction
 }
 
 // SetClosedWorld declares the package a closed program (see
