@@ -35,9 +35,9 @@ type bucket struct {
 }
 
 type table struct {
-	first  bucket
+	first   bucket
 	buckets []bucket
-	depth  int
+	depth   int
 }
 
 func (sh *bucket) visit(r *table, k string) int {
