@@ -348,6 +348,16 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 // a loop's iteration or certain), the caller does; it says whether it
 // reported the caller's lock taken again.
 func (w *walker) paramRelock(h Hold, held []Hold, s State, must bool, pos token.Pos, via string) bool {
+	if h.Path == "" {
+		// Reached through what the function's maker gave it: the held
+		// lock only when the program makes one object of its type.
+		inCallee := s
+		inCallee.holds = slices.DeleteFunc(slices.Clone(held), func(o Hold) bool { return o.Path == "" })
+		if o, why := w.singletonHeld(inCallee, h); why != "" {
+			w.reportRelock(o, h, pos, via+why)
+		}
+		return false
+	}
 	for _, o := range held {
 		if o.Path == h.Path {
 			w.reportRelock(o, h, pos, via)
