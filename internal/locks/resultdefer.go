@@ -57,7 +57,7 @@ func (w *walker) resultGuardOf(d *ssa.Defer, rd ssa.Instruction) (resultGuard, b
 			continue
 		}
 		for _, r := range ret.Results {
-			if ld, ok := r.(*ssa.UnOp); ok && ld.Op == token.MUL && ld.X == slot && isErrorType(ld.Type()) {
+			if ld, ok := r.(*ssa.UnOp); ok && ld.Op == token.MUL && ld.X == slot && types.Identical(ld.Type(), types.Universe.Lookup("error").Type()) {
 				return resultGuard{in: in, load: ld}, true
 			}
 		}
@@ -79,36 +79,48 @@ func returnAfter(rd ssa.Instruction) *ssa.Return {
 // guardedDeferCall replays the deferred literal call under s, its test of
 // the named result decided by what this return stores there (g).
 func (w *walker) guardedDeferCall(call *ssa.CallCommon, g resultGuard, pos token.Pos, s State) State {
-	stored := resultSlotValue(g.load)
-	switch nilOrNot(stored, w, s) {
+	nilFact := fact{key: g.in.key, val: nilConst}
+	errFact := fact{key: g.in.key + "!=nil", val: constant.MakeBool(true)}
+	switch w.nilOrNot(resultSlotValue(g.load), s) {
 	case isNil:
-		w.deferFacts = []fact{{key: g.in.key, val: nilConst}}
+		return w.callWithFacts(call, pos, s, nilFact)
 	case notNil:
-		w.deferFacts = []fact{{key: g.in.key + "!=nil", val: constant.MakeBool(true)}}
-	default:
-		// Unknown: replay the success side, then keep what only the
-		// failure side lets go as held where the result is nil.
-		before := s
-		w.deferFacts = []fact{{key: g.in.key, val: nilConst}}
-		kept := w.call(call, pos, s)
-		w.deferFacts = []fact{{key: g.in.key + "!=nil", val: constant.MakeBool(true)}}
-		failed := w.call(call, pos, s)
-		w.deferFacts = nil
-		key := w.condKey(g.load)
-		for _, h := range kept.holds {
-			if _, stays := failed.find(h.Path); stays || key == "" {
-				continue
-			}
-			if _, was := before.find(h.Path); !was {
-				continue
-			}
+		return w.callWithFacts(call, pos, s, errFact)
+	}
+	// Either: the success side runs, and what only the failure side lets
+	// go stays held where the result is nil.
+	kept := w.callWithFacts(call, pos, s, nilFact)
+	key := w.condKey(g.load)
+	ts := w.targets(call)
+	if key == "" || len(ts) != 1 || !ts[0].exact {
+		return kept
+	}
+	t := ts[0]
+	w.deferFacts = []fact{errFact}
+	failed := w.summaryFor(&t, s)
+	w.deferFacts = nil
+	if failed == nil {
+		return kept
+	}
+	for _, r := range failed.releases {
+		p, ok := w.calleePath(&t, r.Path)
+		if !ok {
+			continue
+		}
+		if h, held := kept.find(p); held && !h.Maybe {
 			h.Maybe = true
 			h.untag()
 			h.tagKey, h.tagVal, h.tagNeg = key, nilConst, false
 			kept = kept.with(h)
 		}
-		return kept
 	}
+	return kept
+}
+
+// callWithFacts is w.call with what the walk knows of the called
+// literal's test of a result (summaryFor).
+func (w *walker) callWithFacts(call *ssa.CallCommon, pos token.Pos, s State, f fact) State {
+	w.deferFacts = []fact{f}
 	s = w.call(call, pos, s)
 	w.deferFacts = nil
 	return s
@@ -125,7 +137,7 @@ const (
 // nilOrNot says whether v, an error a return gives, is nil, surely not
 // nil (made here, or a value the walk's branches found not nil), or
 // either.
-func nilOrNot(v ssa.Value, w *walker, s State) nilKnown {
+func (w *walker) nilOrNot(v ssa.Value, s State) nilKnown {
 	if n, known := nilness(v); known {
 		if n {
 			return isNil
@@ -144,9 +156,4 @@ func nilOrNot(v ssa.Value, w *walker, s State) nilKnown {
 		}
 	}
 	return unknownNil
-}
-
-// isErrorType reports whether t is the error interface.
-func isErrorType(t types.Type) bool {
-	return types.Identical(t, types.Universe.Lookup("error").Type())
 }
