@@ -90,7 +90,11 @@ func (x *Index) heldInOne(t *types.Named, depth int) (token.Pos, *types.Named, b
 		return token.NoPos, nil, false
 	}
 	var holder *types.Named
-	for _, tv := range x.single.valueTypes {
+	seen := x.single.valueTypes
+	for _, a := range x.single.allocs {
+		seen = append(seen, a.Type().(*types.Pointer).Elem()) // a local of a holder type holds one too
+	}
+	for _, tv := range seen {
 		switch u := tv.(type) {
 		case *types.Named:
 			st, ok := u.Underlying().(*types.Struct)
@@ -137,10 +141,12 @@ func holdsByValue(v types.Type, t *types.Named) bool {
 // onlyCopiedIn reports whether every allocation of t is a composite
 // literal copied into a field as it is made: no object of t of its own.
 func (s *singletons) onlyCopiedIn(t *types.Named) bool {
+	n := 0
 	for _, a := range s.allocs {
 		if namedStruct(a.Type()) != t {
 			continue
 		}
+		n++
 		if a.Heap {
 			return false
 		}
@@ -156,7 +162,7 @@ func (s *singletons) onlyCopiedIn(t *types.Named) bool {
 			}
 		}
 	}
-	return true
+	return len(s.sites[t]) <= n // more sites: a package var of type t
 }
 
 // onlyStoredToField reports whether v's one use stores it into a field.

@@ -314,5 +314,6 @@ func main() {
 	runFIFO()
 	runFuncster()
 	runSite()
+	runEditor()
 	runConfigStore()
 }
