@@ -296,7 +296,7 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		// to it static and the function that takes it locking on every
 		// path, is a double lock against a lock the callee holds at the
 		// call, as in callTakes (relockSomePaths).
-		somePaths := steps != 0 && tk.leafSure && !tk.loose && c <= maxCond
+		somePaths := steps != 0 && tk.leafSure && !tk.loose && bounded <= maxCond
 		where := " (at " + tk.At + ")"
 		if somePaths {
 			relock = false

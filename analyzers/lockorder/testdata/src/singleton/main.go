@@ -315,5 +315,6 @@ func main() {
 	runFuncster()
 	runSite()
 	runEditor()
+	runPageTree()
 	runConfigStore()
 }
