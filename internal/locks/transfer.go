@@ -219,6 +219,10 @@ func takenHops(h Hold) []diag.Hop {
 	return hops
 }
 
+// takenInCallee reports whether h was locked in a callee of the call
+// that holds it (its leaf is elsewhere).
+func takenInCallee(h Hold) bool { return h.leaf.IsValid() && h.leaf != h.Pos }
+
 func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	held := w.e.at(old.Pos)
 	first := []diag.Hop{{Pos: old.Pos, What: h.Name + " first taken here"}}
@@ -228,7 +232,10 @@ func (w *walker) reportRelock(old, h Hold, at token.Pos, via string) {
 	if h.leaf.IsValid() && h.leaf != at && h.leaf != old.Pos && h.leaf != old.leaf {
 		first = append(first, diag.Hop{Pos: h.leaf, What: h.Name + " locked again here"})
 	}
-	loop := old.Maybe && old.Loop && w.relockedNextTurn(old)
+	// A keyed lock a callee takes by a key of its own (tikv's latch slot,
+	// the next one each turn) is not known to be the one the previous turn
+	// took: no re-lock. One taken here by an index is (samecondition).
+	loop := old.Maybe && old.Loop && w.relockedNextTurn(old) && !(old.Keyed && takenInCallee(old) && takenInCallee(h))
 	if !loop && w.heldToReturn(old) {
 		old.Maybe = false
 		held += " where that branch ran (its unlock is deferred to the return)"
