@@ -99,14 +99,22 @@ func failingReturn(b *ssa.BasicBlock) bool {
 			return true
 		}
 	case *ssa.Call:
-		if fn := v.Call.StaticCallee(); fn != nil && fn.Pkg != nil {
-			path := fn.Pkg.Pkg.Path()
-			if path == "errors" && fn.Name() == "New" || path == "fmt" && fn.Name() == "Errorf" {
-				return true
-			}
+		if madeError(v) {
+			return true
 		}
 	}
 	return knownNonNil(b, v)
+}
+
+// madeError reports whether call makes a new error (errors.New,
+// fmt.Errorf): never nil.
+func madeError(call *ssa.Call) bool {
+	fn := call.Call.StaticCallee()
+	if fn == nil || fn.Pkg == nil {
+		return false
+	}
+	path := fn.Pkg.Pkg.Path()
+	return path == "errors" && fn.Name() == "New" || path == "fmt" && fn.Name() == "Errorf"
 }
 
 // storedResult returns the value a function with deferred calls stored

@@ -46,10 +46,13 @@ func (w *walker) knownNotNil(v ssa.Value, s State) bool {
 	if w.blk != nil && knownNonNil(w.blk, v) {
 		return true
 	}
-	if key := w.condKey(v); key != "" && condKnown(cond{key: key, val: nilConst, neg: true}, s) {
-		return true
-	}
-	return false
+	return w.testedNotNil(v, s)
+}
+
+// testedNotNil reports whether the walk's branches found v not nil.
+func (w *walker) testedNotNil(v ssa.Value, s State) bool {
+	key := w.condKey(v)
+	return key != "" && condKnown(cond{key: key, val: nilConst, neg: true}, s)
 }
 
 // argDecides reports whether the one branch condition of ft's take tk is

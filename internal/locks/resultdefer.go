@@ -144,16 +144,11 @@ func (w *walker) nilOrNot(v ssa.Value, s State) nilKnown {
 		}
 		return notNil
 	}
-	if key := w.condKey(v); key != "" && condKnown(cond{key: key, val: nilConst, neg: true}, s) {
+	if w.testedNotNil(v, s) {
 		return notNil
 	}
-	if c, ok := v.(*ssa.Call); ok {
-		if f := c.Call.StaticCallee(); f != nil && f.Pkg != nil {
-			switch f.Pkg.Pkg.Path() + "." + f.Name() {
-			case "errors.New", "fmt.Errorf":
-				return notNil
-			}
-		}
+	if c, ok := v.(*ssa.Call); ok && madeError(c) {
+		return notNil
 	}
 	return unknownNil
 }

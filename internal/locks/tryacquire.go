@@ -55,26 +55,15 @@ func (w *walker) tryAcquired() []tryAcquire {
 		return nil
 	}
 	var out []tryAcquire
-	for _, cand := range w.rets[0].state.holds {
-		if _, atEntry := w.entry.find(cand.Path); atEntry || cand.Try || !portable(cand.Path) && !w.keyedEffect(cand) {
-			continue
-		}
-		if w.heldOnSuccessOnly(cand.Path, idx, successNil) {
-			h := byClass(cand) // a lock table's lock: by its class (keyed.go)
-			h.Maybe, h.Loop = false, false
-			h.untag()
-			out = append(out, tryAcquire{Hold: h, Result: idx, Nil: successNil})
-		}
-	}
-	// A lock held on failure paths only is none; held on the first return
-	// is where candidates come from, so also look at the others.
-	for _, r := range w.rets[1:] {
+	// Candidates come from every return: a lock held on failure paths
+	// only is none, and held on the first return is not all there is.
+	for _, r := range w.rets {
 		for _, cand := range r.state.holds {
 			if _, atEntry := w.entry.find(cand.Path); atEntry || cand.Try || !portable(cand.Path) && !w.keyedEffect(cand) || hasTry(out, byClass(cand).Path) {
 				continue
 			}
 			if w.heldOnSuccessOnly(cand.Path, idx, successNil) {
-				h := byClass(cand)
+				h := byClass(cand) // a lock table's lock: by its class (keyed.go)
 				h.Maybe, h.Loop = false, false
 				h.untag()
 				out = append(out, tryAcquire{Hold: h, Result: idx, Nil: successNil})

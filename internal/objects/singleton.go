@@ -38,9 +38,11 @@ type singletons struct {
 	once  map[*ssa.Function]int8       // runsOnce memo: 1 yes, -1 no, 2 being decided
 	refs  map[*ssa.Function][]ssa.Instruction
 	// allocs are the program's allocations; valueTypes the types of its
-	// values, package vars and package-level type declarations.
+	// values, of what its allocations make (a local of a holder type
+	// holds one too), package vars and package-level type declarations.
 	allocs     []*ssa.Alloc
 	valueTypes []types.Type
+	inOne      map[*types.Named]heldIn // heldInOne's answers (Index.inOne)
 }
 
 // SetClosedWorld declares the package a closed program (see
@@ -61,10 +63,28 @@ func (x *Index) Singleton(t *types.Named) (token.Pos, bool) {
 	}
 	sites := x.single.sites[t]
 	if len(sites) != 1 || !sites[0].IsValid() || x.single.byVal[t] {
-		at, _, ok := x.heldInOne(t, 0)
-		return at, ok
+		h := x.inOne(t)
+		return h.at, h.ok
 	}
 	return sites[0], true
+}
+
+// heldIn is what heldInOne found for a type: the holder's site and type.
+type heldIn struct {
+	at     token.Pos
+	holder *types.Named
+	ok     bool
+}
+
+// inOne is heldInOne(t, 0), once per type.
+func (x *Index) inOne(t *types.Named) heldIn {
+	if h, ok := x.single.inOne[t]; ok {
+		return h
+	}
+	var h heldIn
+	h.at, h.holder, h.ok = x.heldInOne(t, 0)
+	x.single.inOne[t] = h
+	return h
 }
 
 // SingletonHolder returns, for a type Singleton reports as having one
@@ -74,8 +94,7 @@ func (x *Index) SingletonHolder(t *types.Named) *types.Named {
 	if _, ok := x.Singleton(t); !ok {
 		return nil
 	}
-	_, h, _ := x.heldInOne(t, 0)
-	return h
+	return x.inOne(t).holder
 }
 
 // heldInOne reports whether the struct type t, held by value, lives in
@@ -90,11 +109,7 @@ func (x *Index) heldInOne(t *types.Named, depth int) (token.Pos, *types.Named, b
 		return token.NoPos, nil, false
 	}
 	var holder *types.Named
-	seen := x.single.valueTypes
-	for _, a := range x.single.allocs {
-		seen = append(seen, a.Type().(*types.Pointer).Elem()) // a local of a holder type holds one too
-	}
-	for _, tv := range seen {
+	for _, tv := range x.single.valueTypes {
 		switch u := tv.(type) {
 		case *types.Named:
 			st, ok := u.Underlying().(*types.Struct)
@@ -180,7 +195,7 @@ func onlyStoredToField(v ssa.Value) bool {
 }
 
 func (x *Index) buildSingletons() *singletons {
-	s := &singletons{world: x.closed, sites: map[*types.Named][]token.Pos{}, byVal: map[*types.Named]bool{}, once: map[*ssa.Function]int8{}, refs: map[*ssa.Function][]ssa.Instruction{}}
+	s := &singletons{world: x.closed, sites: map[*types.Named][]token.Pos{}, byVal: map[*types.Named]bool{}, once: map[*ssa.Function]int8{}, refs: map[*ssa.Function][]ssa.Instruction{}, inOne: map[*types.Named]heldIn{}}
 	funcs := x.funcs
 	if x.closed.Init != nil {
 		funcs = append(funcs[:len(funcs):len(funcs)], x.closed.Init)
@@ -227,6 +242,7 @@ func (x *Index) buildSingletons() *singletons {
 	}
 	s.allocs = allocs
 	for _, a := range allocs {
+		s.valueTypes = append(s.valueTypes, a.Type().(*types.Pointer).Elem())
 		n := namedStruct(a.Type())
 		if n == nil {
 			continue
