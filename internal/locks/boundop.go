@@ -39,64 +39,79 @@ func (e *engine) boundLockOp(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
 // (Vault's database backend upgrading its read lock). Whatever the
 // variable holds when the defer runs lets the lock go.
 func (e *engine) deferredCellOp(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
+	cell, mc := deferredCell(call)
+	if cell == nil {
+		return lockop.None, nil
+	}
+	stores, ok := cellStores(cell, mc)
+	if !ok {
+		return lockop.None, nil
+	}
+	vals := make([]ssa.Value, len(stores))
+	for i, st := range stores {
+		vals[i] = st.Val
+	}
+	return e.boundOpOfAll(vals)
+}
+
+// deferredCell is the variable a literal called with no arguments reads
+// and calls, its only work (`func() { unlock() }`), and the literal; nil
+// when the call is anything else.
+func deferredCell(call *ssa.CallCommon) (*ssa.Alloc, *ssa.MakeClosure) {
 	mc, ok := call.Value.(*ssa.MakeClosure)
 	if !ok || len(call.Args) != 0 {
-		return lockop.None, nil
+		return nil, nil
 	}
 	fn, ok := mc.Fn.(*ssa.Function)
 	if !ok || len(fn.Blocks) != 1 {
-		return lockop.None, nil
+		return nil, nil
 	}
 	var called *ssa.Call
 	for _, in := range fn.Blocks[0].Instrs {
 		switch x := in.(type) {
 		case *ssa.Call:
 			if called != nil {
-				return lockop.None, nil
+				return nil, nil
 			}
 			called = x
 		case *ssa.UnOp, *ssa.Return, *ssa.DebugRef:
 		default:
-			return lockop.None, nil
+			return nil, nil
 		}
 	}
 	if called == nil || len(called.Call.Args) != 0 {
-		return lockop.None, nil
+		return nil, nil
 	}
 	load, ok := called.Call.Value.(*ssa.UnOp)
 	if !ok || load.Op != token.MUL {
-		return lockop.None, nil
+		return nil, nil
 	}
 	fv, ok := load.X.(*ssa.FreeVar)
 	if !ok {
-		return lockop.None, nil
+		return nil, nil
 	}
 	i := slices.Index(fn.FreeVars, fv)
 	if i < 0 || i >= len(mc.Bindings) {
-		return lockop.None, nil
+		return nil, nil
 	}
 	cell, ok := mc.Bindings[i].(*ssa.Alloc)
 	if !ok {
-		return lockop.None, nil
+		return nil, nil
 	}
-	vals, ok := storedOnly(cell, mc)
-	if !ok {
-		return lockop.None, nil
-	}
-	return e.boundOpOfAll(vals)
+	return cell, mc
 }
 
-// storedOnly lists the values stored in cell, when its other uses are
-// loads and the deferred literal reader: nothing else writes it.
-func storedOnly(cell *ssa.Alloc, reader *ssa.MakeClosure) ([]ssa.Value, bool) {
-	var vals []ssa.Value
+// cellStores lists the stores into cell, when its other uses are loads
+// and the deferred literal reader: nothing else writes it.
+func cellStores(cell *ssa.Alloc, reader *ssa.MakeClosure) ([]*ssa.Store, bool) {
+	var stores []*ssa.Store
 	for _, r := range *cell.Referrers() {
 		switch u := r.(type) {
 		case *ssa.Store:
 			if u.Addr != cell {
 				return nil, false
 			}
-			vals = append(vals, u.Val)
+			stores = append(stores, u)
 		case *ssa.UnOp, *ssa.DebugRef:
 		case *ssa.MakeClosure:
 			if u != reader {
@@ -106,7 +121,7 @@ func storedOnly(cell *ssa.Alloc, reader *ssa.MakeClosure) ([]ssa.Value, bool) {
 			return nil, false
 		}
 	}
-	return vals, len(vals) > 0
+	return stores, len(stores) > 0
 }
 
 // boundOpOfAll is the one lock operation the method values vals all make

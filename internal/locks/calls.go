@@ -200,6 +200,9 @@ func (e *engine) devirtualize(call *ssa.CallCommon) *ssa.Function {
 // variable of the walked function resolves to nothing: its callers know
 // the function (paramCall).
 func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, args []ssa.Value) []target {
+	if held := objects.CalledCell(v); held != nil {
+		v = held // unlock() with unlock := func() { mu.Unlock() }
+	}
 	owner, callee := w.e.objs.Resolve(from, v)
 	if owner == w.fn {
 		owner = nil

@@ -33,7 +33,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		s = w.checkAccess(in, s) // package vars passed to the call
 		return w.resultAcquires(in, w.call(in.Common(), in.Pos(), s))
 	case *ssa.RunDefers:
-		return w.runDefers(in.Pos(), s)
+		return w.runDefers(in, s)
 	case *ssa.Return:
 		// The recover block's return ends a panicking path: not a leak.
 		var handed []releaseFunc
@@ -425,7 +425,7 @@ func (s State) underOtherName(h Hold) (Hold, bool) {
 }
 
 // runDefers replays the pending defers, last registered first.
-func (w *walker) runDefers(pos token.Pos, s State) State {
+func (w *walker) runDefers(at *ssa.RunDefers, s State) State {
 	ds := s.defers
 	s.defers = nil
 	blk := w.blk
@@ -436,6 +436,9 @@ func (w *walker) runDefers(pos token.Pos, s State) State {
 		w.blk = d.at.Block()
 		w.maybeDefer = d.maybe
 		call := d.at.Common()
+		if v := deferredCellValue(call, at); v != nil {
+			call = &ssa.CallCommon{Value: v} // what the variable holds here
+		}
 		if w.final {
 			// defer wg.Done(), defer close(ch): done at exit, after
 			// whatever the function took on the way.

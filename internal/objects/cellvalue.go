@@ -2,6 +2,7 @@ package objects
 
 import (
 	"go/token"
+	"go/types"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -25,7 +26,7 @@ func reachingCell(cell *ssa.Alloc, load ssa.Instruction, depth int) ssa.Value {
 	if !ok || len(defs) > maxDefs || depth >= maxSteps {
 		return nil
 	}
-	switch d := lastDef(defs, load).(type) {
+	switch d := LastDef(defs, load).(type) {
 	case *ssa.Store:
 		return d.Val
 	case *ssa.Call:
@@ -201,4 +202,56 @@ func intoCaller(fn *ssa.Function, v ssa.Value, call *ssa.Call, binds []ssa.Value
 		return reachingCell(outer, call, depth+1)
 	}
 	return nil
+}
+
+// StoredAt is the value the variable cell holds at at: its last store
+// before at on every path, when only stores write it (closures may read
+// it, as a deferred `func() { unlock() }` does); nil otherwise.
+func StoredAt(cell *ssa.Alloc, at ssa.Instruction) ssa.Value {
+	var defs []ssa.Instruction
+	for _, r := range *cell.Referrers() {
+		switch u := r.(type) {
+		case *ssa.Store:
+			if u.Addr != cell {
+				return nil
+			}
+			defs = append(defs, u)
+		case *ssa.UnOp:
+			if u.Op != token.MUL {
+				return nil
+			}
+		case *ssa.DebugRef:
+		case *ssa.MakeClosure:
+			if _, writes := closureUses(u, cell); writes {
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+	if len(defs) > maxDefs {
+		return nil
+	}
+	if st, ok := LastDef(defs, at).(*ssa.Store); ok {
+		return st.Val
+	}
+	return nil
+}
+
+// CalledCell is the function a call through a func variable calls
+// (`unlock()`, the variable assigned `func() { mu.Unlock() }` and later
+// `func() {}`): what StoredAt says the variable holds there, or nil.
+func CalledCell(v ssa.Value) ssa.Value {
+	load, ok := v.(*ssa.UnOp)
+	if !ok || load.Op != token.MUL {
+		return nil
+	}
+	cell, ok := load.X.(*ssa.Alloc)
+	if !ok {
+		return nil
+	}
+	if _, fn := cell.Type().(*types.Pointer).Elem().Underlying().(*types.Signature); !fn {
+		return nil
+	}
+	return StoredAt(cell, load)
 }

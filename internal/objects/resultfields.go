@@ -108,7 +108,7 @@ func lastStore(obj *ssa.Alloc, field int, at ssa.Instruction, depth int) ssa.Val
 	if !ok {
 		return nil
 	}
-	d := lastDef(stores, at)
+	d := LastDef(stores, at)
 	if d == nil {
 		return nil
 	}
@@ -127,10 +127,10 @@ func lastStore(obj *ssa.Alloc, field int, at ssa.Instruction, depth int) ssa.Val
 	return storedField(src, field, load, depth+1)
 }
 
-// lastDef is the last of defs that runs before use on every path (in
+// LastDef is the last of defs that runs before use on every path (in
 // use's block before it, or in a dominating block), when no other of defs
 // can reach use; nil otherwise. Defs that never precede use are ignored.
-func lastDef(defs []ssa.Instruction, use ssa.Instruction) ssa.Instruction {
+func LastDef(defs []ssa.Instruction, use ssa.Instruction) ssa.Instruction {
 	var last ssa.Instruction
 	for _, d := range defs {
 		if !before(d, use) {
