@@ -182,7 +182,7 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 		}
 		for _, fv := range passed {
 			for _, ft := range w.valueTargets(nil, from, fv, nil) {
-				if fsum := w.e.summaryOf(ft.fn); fsum != nil {
+				if fsum := w.passedSummary(&ft, from, s); fsum != nil {
 					w.paramTakes(&ft, fsum, pc, held, via, pc.cond+step, pc.branch+stepBranch, pos, s)
 					// Its channel operations are the call's too (a
 					// sync.Once's function closing a listener).
@@ -197,6 +197,17 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 			}
 		}
 	}
+}
+
+// passedSummary is the summary of ft, a function passed for a param call:
+// for a literal made here, specialized by what it captured, as if
+// called in place (initPlain(true) handing sync.Once.Do `func() { if lock
+// { p.mu.Lock() } }`).
+func (w *walker) passedSummary(ft *target, from *ssa.Function, s State) *funcInfo {
+	if from != w.fn {
+		return w.e.summaryOf(ft.fn)
+	}
+	return w.summaryFor(ft, s)
 }
 
 // passOnCaptured records, as the walked function's own param calls, the
