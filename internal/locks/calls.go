@@ -569,11 +569,14 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	}
 	for _, tk := range sum.takes {
 		tk.test = tk.test || viaTest
-		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact, several: tk.several || t.several}
+		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact, several: tk.several || t.several, leafSure: tk.leafSure && t.exact && !tk.loose}
 		// Beyond the bounds a take goes no further up, but a certain
 		// leaf within them is still checked against what is held here.
 		over := next.cond > maxCond || tk.Via.len()+1 > next.viaBound()
-		if over && !(tk.leafSure && tk.cond <= maxCond && tk.Via.len() < maxVia) {
+		// Past maxVia, a take sure at its leaf goes on up for the double
+		// lock only (take.deep).
+		deep := over && next.cond <= maxCond && next.leafSure && tk.Via.len()+1 <= maxMustVia
+		if over && !deep && !(tk.leafSure && tk.cond <= maxCond && tk.Via.len() < maxVia) {
 			continue
 		}
 		via := tk.Via.push(name)
@@ -631,13 +634,13 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")"+why)
 			}
 		}
-		if over {
+		if over && !deep {
 			continue
 		}
-		if w.report {
+		if w.report && !deep {
 			w.edgesTo(s, h, pos, via, t.exact && tk.eachTurn(), tk.test)
 		}
-		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: tk.leafSure && t.exact && !tk.loose, dynBranch: dynBranch, writerAlong: h.writerAlong}
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: next.leafSure, deep: deep, dynBranch: dynBranch, writerAlong: h.writerAlong}
 		w.failedTake(&nt, tk, t, failure)
 		if c, ok := w.whenInCaller(t, tk.when); ok && t.exact && (stepBranch == 0 || stepBranch == 1 && w.onlyHere(c)) {
 			nt.when = &c

@@ -182,6 +182,12 @@ type take struct {
 	// interface or func-value candidate): the conditional steps, if any,
 	// are the callers' choices to call it (calls.go, relockSomePaths).
 	leafSure bool
+	// deep: reached through more than maxVia calls, on some paths only,
+	// its leaf locking on every path and every call down to it exact:
+	// the callers' choice to call it, no guess at any depth for a double
+	// lock (hugo's shortcode reaching WordCount's sync.Once nine calls
+	// down), but no order edge (a debug path's flag, mustchain's Index).
+	deep bool
 	// dynBranch: some conditional step is inside a function reached
 	// through a func value or interface call, on what the callback was
 	// passed (an event's type) rather than on whether it is called.
@@ -289,9 +295,9 @@ func (f *funcInfo) resetBody() { *f = funcInfo{} }
 func (f *funcInfo) addTake(t take) {
 	for i, o := range f.takes {
 		if o.Path == t.Path && o.Class == t.Class && o.Shared == t.Shared && o.afterRelease == t.afterRelease && o.Sub == t.Sub {
-			// Keep a production witness, then the most certain, then the
-			// shortest.
-			certain := t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len())
+			// Keep a production witness, then one within maxVia calls,
+			// then the most certain, then the shortest.
+			certain := o.deep && !t.deep || o.deep == t.deep && (t.cond < o.cond || t.cond == o.cond && (o.loose && !t.loose || o.loose == t.loose && t.Via.len() < o.Via.len()))
 			fresh := o.fresh && t.fresh // fresh only if fresh at every take
 			branch := min(o.branch, t.branch)
 			failed := o

@@ -182,7 +182,7 @@ func (e *engine) lockSummaryFact(fn *ssa.Function) *facts.LockSummary {
 	}
 	ls := &facts.LockSummary{}
 	for _, t := range info.takes {
-		if t.afterRelease || t.Class == "" || e.leaves[t.Class] {
+		if t.afterRelease || t.deep || t.Class == "" || e.leaves[t.Class] {
 			continue
 		}
 		at := t.At

@@ -75,7 +75,7 @@ func (w *walker) startedTakes(h Hold) bool {
 				for _, t := range w.e.goTargets(f, g) {
 					if info := w.e.infos[t]; info != nil {
 						for _, tk := range info.takes {
-							if sameClass(h, tk.Class, tk.Name) {
+							if !tk.deep && sameClass(h, tk.Class, tk.Name) {
 								return true
 							}
 						}
