@@ -117,12 +117,18 @@
 //     to arguments (summarize.go). Closures passed to a call other than
 //     go/defer are assumed to run now (the contract) but may be kept: the
 //     caller's locks are lent to them (Hold.Lent), which satisfies guards
-//     without creating findings or edges. A deferred literal that only
+//     without creating findings or edges. A literal made here and passed
+//     to a callee that calls it (sync.Once.Do) takes what its summary
+//     specialized by its captured values takes, as in place
+//     (paramcall.go, passedSummary). A deferred literal that only
 //     calls the lock method value a captured variable holds (`unlock :=
 //     b.RUnlock; defer func() { unlock() }()`, later `unlock = b.Unlock`)
 //     lets the lock go whichever the variable holds when it runs, when
 //     nothing but stores of such values writes the variable
-//     (boundop.go, deferredCellOp). A deferred RLock of a lock
+//     (boundop.go, deferredCellOp). A call of a func variable, by hand
+//     or by such a literal when the defers run, calls what the variable
+//     holds there when only stores write it (objects.StoredAt: `unlock =
+//     func() {}` disarms it; cellvalue.go). A deferred RLock of a lock
 //     read-locked since is a double lock needing no writer (RUnlock was
 //     meant: nothing releases either).
 //   - Calls of func values that are not one known function (a field, a
@@ -245,7 +251,8 @@
 //     chains no reader can check: go/types' Checker.trace). A certain
 //     take (no conditional step, every call exact: not an interface or
 //     func-field candidate) is no guess at any depth and goes up to
-//     maxMustVia calls. Among equal
+//     maxMustVia calls; so does one whose leaf locks on every path, for
+//     the double lock only (take.deep: no edge). Among equal
 //     takes the most certain, then the shortest, witness is kept. A lock
 //     taken on both branches of an if counts as conditional (dominance,
 //     not a must-dataflow): accepted.
