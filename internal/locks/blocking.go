@@ -83,7 +83,7 @@ func (w *walker) blockingOps(instr ssa.Instruction) (ops []chanOp, what string) 
 		bounded := false // a timer case: the select returns when it fires
 		for _, st := range x.States {
 			ops = append(ops, chanOp{Key: w.e.chanKey(w.fn, st.Chan, 0), Send: st.Dir == types.SendOnly})
-			bounded = bounded || st.Dir == types.RecvOnly && timerChan(st.Chan)
+			bounded = bounded || st.Dir == types.RecvOnly && (timerChan(st.Chan) || w.e.contextDone(st.Chan))
 		}
 		if !x.Blocking || bounded {
 			return ops, ""
@@ -494,6 +494,41 @@ func timerChan(ch ssa.Value) bool {
 		}
 	}
 	return false
+}
+
+// contextDone reports whether ch is a context's Done channel, the
+// result of Done() on a context.Context or a field every store of which
+// is one (drone's worker.done, the requesting runner's context): the
+// select returns when the context ends, as for a timer, and whoever ends
+// it is out of sight.
+func (e *engine) contextDone(ch ssa.Value) bool {
+	switch v := objects.Underlying(ch).(type) {
+	case *ssa.Call:
+		return contextDoneCall(&v.Call)
+	case *ssa.UnOp:
+		fa, ok := v.X.(*ssa.FieldAddr)
+		if !ok || v.Op != token.MUL {
+			return false
+		}
+		stores := e.objs.StoresInto(lockop.FieldOf(fa))
+		for _, st := range stores {
+			c, ok := objects.Underlying(st.Val).(*ssa.Call)
+			if !ok || !contextDoneCall(&c.Call) {
+				return false
+			}
+		}
+		return len(stores) > 0
+	}
+	return false
+}
+
+// contextDoneCall reports whether c calls context.Context's Done.
+func contextDoneCall(c *ssa.CallCommon) bool {
+	m := c.Method
+	if fn, ok := c.Value.(*ssa.Function); ok && !c.IsInvoke() {
+		m, _ = fn.Object().(*types.Func)
+	}
+	return m != nil && m.Name() == "Done" && m.Pkg() != nil && m.Pkg().Path() == "context"
 }
 
 func hasOpposite(have, ops []chanOp) bool {

@@ -396,3 +396,6 @@ func holdsClass(t types.Type, class string) bool {
 	n, ok := t.(*types.Named)
 	return ok && strings.HasPrefix(class, types.TypeString(n.Origin(), nil)+".")
 }
+
+// StoresInto lists the package's stores into field f.
+func (x *Index) StoresInto(f *types.Var) []*ssa.Store { return x.fieldRecord().stores[f] }
