@@ -338,7 +338,9 @@
 //     accesses through a value allocated in the same function are
 //     construction (publication is not tracked).
 //   - Blocking (blocking.go): see the comment there; timers, contexts and
-//     time.Sleep have no peer goroutine and are not reported. `select {}`
+//     time.Sleep have no peer goroutine and are not reported, and a
+//     select with a timer's or a context's Done case (the call, or a
+//     field only such calls fill) returns when that fires. `select {}`
 //     never returns: a lock held there is reported when any other
 //     function of the package takes it. Every
 //     goroutine that can unblock the operation must take the lock (one
