@@ -108,7 +108,12 @@
 //     a TryLock wrapper called as a statement, its result ignored, is
 //     taken for a plain lock (trywrapper.go). The returns of a function
 //     that keep one lock are one finding.
-//     Panicking paths (the recover block) are not return paths.
+//     Panicking paths (the recover block) are not return paths. A panic
+//     with a lock this function took still held once the pending defers
+//     ran is a lock-leak when something recovers it: a function of the
+//     package that defers a recover and calls this one, directly or not
+//     (not through go statements), or net/http, for a handler root
+//     (panicleak.go). Without one the program dies and nothing waits.
 //   - Unlock not held: only when the same path was unlocked before on every
 //     path (a double unlock). An unlock of a lock never taken in the
 //     function releases the caller's lock and becomes part of its summary.

@@ -93,6 +93,9 @@ type engine struct {
 	onceGuards map[*ssa.Function]map[[2]int]bool
 	// pureWrappers caches pureWrapper by type (wrapper.go).
 	pureWrappers map[*types.Named]bool
+	// recovering maps each function a deferred recover of the package
+	// covers to that recover (panicleak.go); nil until first needed.
+	recovering map[*ssa.Function]recoverer
 	// annotatedLocks caches guardsAnnotated by class.
 	annotatedLocks     map[string]bool
 	chanCaps           map[string]bool            // channel identity -> every make of it is buffered

@@ -34,6 +34,8 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		return w.resultAcquires(in, w.call(in.Common(), in.Pos(), s))
 	case *ssa.RunDefers:
 		return w.runDefers(in, s)
+	case *ssa.Panic:
+		w.checkPanicHeld(in, s)
 	case *ssa.Return:
 		// The recover block's return ends a panicking path: not a leak.
 		var handed []releaseFunc
