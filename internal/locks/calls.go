@@ -129,7 +129,7 @@ func (w *walker) invokeTargets(call *ssa.CallCommon, out []target) []target {
 	if fn := w.e.devirtualize(call); fn != nil {
 		return append(out, target{fn: fn, vals: vals, exact: true})
 	}
-	impls := w.e.storedImplementations(call, w.e.implementations(call))
+	impls := w.e.passedImplementations(call, w.e.storedImplementations(call, w.e.implementations(call)))
 	for _, fn := range impls {
 		out = append(out, target{fn: fn, vals: vals, exact: len(impls) == 1, several: len(impls) > 1})
 	}
@@ -153,6 +153,39 @@ func (e *engine) storedImplementations(call *ssa.CallCommon, impls []*ssa.Functi
 	return e.storedIn(lockop.FieldOf(fa), impls)
 }
 
+// passedImplementations is, for an interface call made on a parameter,
+// the methods of the types the package passes for it, when those are
+// known (objects.ParamTypes) and each is a source method of the
+// package: RecordError(err error) called with a *queryError only runs
+// queryError's Error, though error is no interface of the package (whose
+// implementations are not looked for). impls otherwise.
+func (e *engine) passedImplementations(call *ssa.CallCommon, impls []*ssa.Function) []*ssa.Function {
+	p, ok := objects.Underlying(call.Value).(*ssa.Parameter)
+	if !ok {
+		return impls
+	}
+	dynamic, ok := e.objs.ParamTypes(p)
+	if !ok || len(dynamic) == 0 {
+		return impls
+	}
+	prog := e.p.SSA.Pkg.Prog
+	var out []*ssa.Function
+	for _, t := range dynamic {
+		sel := prog.MethodSets.MethodSet(t).Lookup(call.Method.Pkg(), call.Method.Name())
+		if sel == nil {
+			return impls
+		}
+		fn := prog.MethodValue(sel)
+		if fn == nil || fn.Synthetic != "" || !e.p.FuncSet[fn] {
+			return impls // a promoted or another package's method: not seen
+		}
+		if fn = e.canonical(fn); !slices.Contains(out, fn) {
+			out = append(out, fn)
+		}
+	}
+	return out
+}
+
 // storedIn keeps, of impls, the methods of the types the package stores
 // into interface field f, when those are known (objects.FieldTypes).
 func (e *engine) storedIn(f *types.Var, impls []*ssa.Function) []*ssa.Function {
@@ -160,6 +193,11 @@ func (e *engine) storedIn(f *types.Var, impls []*ssa.Function) []*ssa.Function {
 	if !ok {
 		return impls
 	}
+	return keepMethodsOf(dynamic, impls)
+}
+
+// keepMethodsOf keeps, of impls, the methods of the types dynamic.
+func keepMethodsOf(dynamic []types.Type, impls []*ssa.Function) []*ssa.Function {
 	return slices.DeleteFunc(slices.Clone(impls), func(fn *ssa.Function) bool {
 		recv := fn.Signature.Recv().Type()
 		return !slices.ContainsFunc(dynamic, func(t types.Type) bool {

@@ -65,13 +65,29 @@ func (x *Index) dynamicTypes(v ssa.Value, out *[]types.Type, depth int) bool {
 	return false
 }
 
+// ParamTypes returns the dynamic types of the values the package passes
+// for p, an interface-typed parameter, when paramTypes knows them all.
+func (x *Index) ParamTypes(p *ssa.Parameter) ([]types.Type, bool) {
+	var dynamic []types.Type
+	if !types.IsInterface(p.Type()) || !x.paramTypes(p, &dynamic, 0) {
+		return nil, false
+	}
+	return dynamic, true
+}
+
 // paramTypes is dynamicTypes for a parameter: the arguments of the
-// package's calls, when the function (unexported, not a method, not a
-// closure) is only ever called here, never used as a value.
+// package's calls, when the function (unexported, not a closure) is only
+// ever called here, never used as a value. A method counts in a closed
+// program when no interface call of the package may run it: its every
+// call is then a static one (span.RecordError(err), err an *queryError
+// at its one call).
 func (x *Index) paramTypes(p *ssa.Parameter, out *[]types.Type, depth int) bool {
 	fn := p.Parent()
 	fo := x.fieldRecord()
-	if fn.Parent() != nil || fn.Object() == nil || fn.Object().Exported() && x.closed == nil || fn.Signature.Recv() != nil || fo.values[fn] {
+	if fn.Parent() != nil || fn.Object() == nil || fn.Object().Exported() && x.closed == nil || fo.values[fn] {
+		return false
+	}
+	if fn.Signature.Recv() != nil && (x.closed == nil || x.invoked(fn.Name())) {
 		return false
 	}
 	i := slices.Index(fn.Params, p)
@@ -85,4 +101,22 @@ func (x *Index) paramTypes(p *ssa.Parameter, out *[]types.Type, depth int) bool 
 		}
 	}
 	return true
+}
+
+// invoked reports whether some interface call of the package calls a
+// method named name.
+func (x *Index) invoked(name string) bool {
+	if x.invokedNames == nil {
+		x.invokedNames = map[string]bool{}
+		for _, fn := range x.funcs {
+			for _, b := range fn.Blocks {
+				for _, instr := range b.Instrs {
+					if c, ok := instr.(ssa.CallInstruction); ok && c.Common().IsInvoke() {
+						x.invokedNames[c.Common().Method.Name()] = true
+					}
+				}
+			}
+		}
+	}
+	return x.invokedNames[name]
 }

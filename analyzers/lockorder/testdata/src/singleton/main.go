@@ -317,4 +317,5 @@ func main() {
 	runEditor()
 	runPageTree()
 	runConfigStore()
+	runSpanErrors()
 }
