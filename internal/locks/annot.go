@@ -3,6 +3,7 @@ package locks
 import (
 	"go/token"
 	"go/types"
+	"slices"
 	"sort"
 
 	"golang.org/x/tools/go/ssa"
@@ -206,7 +207,12 @@ func (w *walker) finishReturns() {
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on this return path where "+w.condsText(h.conds())+" (other paths release it)",
 					takenHops(h)...)
 			}
-			if w.report && h.Maybe && (h.leaky || h.sureSide && w.loopTurnLeak(h)) && !h.Loop && !h.Lent && (h.tagKey == "" || w.localTest(h)) && !h.Try && !atEntry && !declared && !leaked[h.Path] && !w.fresh(h.Path) {
+			// A lock let go on a caller's behalf and taken back on a
+			// branch (`p.mu.RUnlock(); remove(p); p.mu.RLock()` for a
+			// peer whose read lock the loop before took and a later
+			// loop releases) is the caller's again, not a leak.
+			retaken := slices.Contains(r.state.outerRel, h.Path)
+			if w.report && h.Maybe && (h.leaky || h.sureSide && w.loopTurnLeak(h)) && !h.Loop && !h.Lent && (h.tagKey == "" || w.localTest(h)) && !h.Try && !atEntry && !declared && !leaked[h.Path] && !w.fresh(h.Path) && !retaken {
 				leaked[h.Path] = true
 				w.findAtReturn(r, "lock-leak", h.Name+" taken at "+w.e.at(h.Pos)+" is still held on some paths into this return and released on others",
 					takenHops(h)...)

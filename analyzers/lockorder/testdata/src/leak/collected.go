@@ -53,3 +53,43 @@ func (m *manager) markOne(id string) bool {
 	r.mu.Unlock()
 	return true
 }
+
+// Every peer read-locked and collected, one of them let go and taken
+// back around its removal (wireguard-go's SetPrivateKey): the lock is
+// the collection's again, released by the last loop. No leak.
+type peer struct {
+	mu  sync.RWMutex
+	key string
+}
+
+type device struct {
+	mu    sync.Mutex
+	peers map[string]*peer
+}
+
+func (p *peer) stop() {
+	p.mu.Lock()
+	p.key = ""
+	p.mu.Unlock()
+}
+
+func (d *device) setKey(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var locked []*peer
+	for _, p := range d.peers {
+		p.mu.RLock()
+		locked = append(locked, p)
+	}
+	for k, p := range d.peers {
+		if p.key == key {
+			p.mu.RUnlock()
+			p.stop()
+			delete(d.peers, k)
+			p.mu.RLock()
+		}
+	}
+	for _, p := range locked {
+		p.mu.RUnlock()
+	}
+}
