@@ -90,10 +90,16 @@ func (e *engine) findUnderHold(at, held token.Pos, rule, what, since string, fir
 // another call under that hold was reported already.
 func (e *engine) underSameHold(at, held token.Pos, rule, what string) bool {
 	g := e.relockHolds[e.relockHold(held, rule, what)]
-	if g == nil || g.finding >= len(e.findings) || e.findings[g.finding].Pos == at {
+	if g == nil || g.finding >= len(e.findings) {
 		return false
 	}
 	f := &e.findings[g.finding]
+	if f.Pos == at {
+		// The same call taking the lock again a second time further on
+		// (go-redis' rebalance: RLock, RUnlock, later Lock): the first
+		// take blocks already. One finding.
+		return true
+	}
 	if slices.Contains(f.Also, at) {
 		return true
 	}

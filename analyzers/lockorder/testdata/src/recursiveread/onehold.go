@@ -73,3 +73,28 @@ func (t *tables) reset() {
 	defer t.Unlock()
 	t.marks = map[int]bool{}
 }
+
+// A callee that takes the held lock twice, read-locking it and later
+// locking it (go-redis' ring rebalance, called by SetAddrs under the
+// lock): the first take blocks already, one finding for the call.
+type ring struct {
+	mu     sync.RWMutex
+	shards []string
+	hash   int
+}
+
+func (r *ring) rebalance() {
+	r.mu.RLock()
+	n := len(r.shards)
+	r.mu.RUnlock()
+	r.mu.Lock()
+	r.hash = n
+	r.mu.Unlock()
+}
+
+func (r *ring) SetAddrs(addrs []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.shards = addrs
+	r.rebalance() // want `ring.mu locked again by ring.rebalance \(at onehold.go:\d+\) while held since onehold.go:\d+: self-deadlock \[double-lock\]`
+}
