@@ -4,6 +4,7 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -246,9 +247,42 @@ func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 			if h.Shared && m.writer != "" && !w.e.writeLocks(r, h.Class) {
 				msg += " (read-locked, but " + m.writer + " write-locks it: a waiting writer makes every later RLock wait)"
 			}
-			w.e.find(pos, "blocking-held", msg, diag.Hop{Pos: r.Pos, What: who + " starts here"})
+			w.findBlockedUnderHold(pos, h, msg, diag.Hop{Pos: r.Pos, What: who + " starts here"})
 			break
 		}
+	}
+}
+
+// findBlockedUnderHold reports an operation that blocks under hold h.
+// Several under one hold are one problem, the hold (elastic's Stop: a
+// stop handshake with the sniffer and one with the health checker, each
+// a send and a receive, all under the client's lock): the first found is
+// the finding, the others its related positions, counted in its
+// message.
+func (w *walker) findBlockedUnderHold(pos token.Pos, h Hold, msg string, start diag.Hop) {
+	key := relockHoldKey{fn: w.fn, held: h.Pos, rule: "blocking-held", lock: h.Path}
+	if g := w.e.blockHolds[key]; g != nil && g.finding < len(w.e.findings) {
+		f := &w.e.findings[g.finding]
+		if f.Pos == pos || slices.Contains(f.Also, pos) {
+			return
+		}
+		g.more++
+		f.Also = append(f.Also, pos)
+		f.Chain = append(f.Chain, diag.Hop{Pos: pos, What: "blocks here too, under the same hold"})
+		ops := " more operation blocks"
+		if g.more > 1 {
+			ops = " more operations block"
+		}
+		f.Message = g.msg + "; " + strconv.Itoa(g.more) + ops + " under this hold the same way"
+		return
+	}
+	n := len(w.e.findings)
+	w.e.find(pos, "blocking-held", msg, start)
+	if len(w.e.findings) > n {
+		if w.e.blockHolds == nil {
+			w.e.blockHolds = map[relockHoldKey]*relockHold{}
+		}
+		w.e.blockHolds[key] = &relockHold{finding: n, msg: msg}
 	}
 }
 

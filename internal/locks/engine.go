@@ -93,6 +93,8 @@ type engine struct {
 	onceGuards map[*ssa.Function]map[[2]int]bool
 	// pureWrappers caches pureWrapper by type (wrapper.go).
 	pureWrappers map[*types.Named]bool
+	// blockHolds: the blocking-held finding of each hold (blocking.go).
+	blockHolds map[relockHoldKey]*relockHold
 	// recovering maps each function a deferred recover of the package
 	// covers to that recover (panicleak.go); nil until first needed.
 	recovering map[*ssa.Function]recoverer

@@ -63,8 +63,8 @@ func (t *Table) set(k string, v int) {
 func (t *Table) lookup(k string) int {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	t.reqs <- k      // want `Table.mu \(taken at readwait.go:\d+\) is held across a channel send; .* also takes Table.mu \(read-locked, but Table.set write-locks it: a waiting writer makes every later RLock wait\)`
-	return <-t.reply // want `Table.mu \(taken at readwait.go:\d+\) is held across a channel receive`
+	t.reqs <- k // want `Table.mu \(taken at readwait.go:\d+\) is held across a channel send; .* also takes Table.mu \(read-locked, but Table.set write-locks it: a waiting writer makes every later RLock wait\); 1 more operation blocks under this hold the same way`
+	return <-t.reply
 }
 
 // Conn hands its lock to the goroutine that finishes the write.
