@@ -162,7 +162,11 @@
 //     exported: crypto/tls's *Conn has the Write of its transcriptHash by
 //     accident and is never one. A value read from an unexported interface
 //     field runs only the types the package stores into the field, when
-//     it knows them all (objects.FieldTypes, storedImplementations).
+//     it knows them all (objects.FieldTypes, storedImplementations). A
+//     call on a parameter runs the methods of the types the package
+//     passes for it, when it knows them all and each is its own source
+//     method, whoever declared the interface (error's Error included;
+//     objects.ParamTypes, passedImplementations).
 //   - A function that calls a func-typed parameter (or a captured
 //     variable) records the call with the locks it holds there (a
 //     paramCall); each call site that passes a known function adds that
@@ -249,7 +253,10 @@
 //     are failures is a double lock on that failure's path
 //     (failbranch.go). The re-locks under one
 //     hold of the walked function are one finding, the later calls its
-//     related positions (relockgroup.go).
+//     related positions (relockgroup.go); a call that takes the lock
+//     again twice (RLock, later Lock) is one finding, at its first take.
+//     So are the operations that block under one hold (blocking.go,
+//     findBlockedUnderHold).
 //     Order edges through
 //     calls use may-takes, but a take more than maxCond conditional steps
 //     or maxVia calls away propagates no further (debug and trace paths,
