@@ -310,8 +310,8 @@ type takeMode struct {
 // loose: their facts do not say.)
 func (m takeMode) blocks(ts []take) bool {
 	for _, t := range ts {
-		if t.several {
-			continue
+		if t.several || t.deep {
+			continue // a deep take is for the double lock only
 		}
 		if t.Class == m.class && (!m.exclusive || !t.Shared || m.orShared) {
 			return true

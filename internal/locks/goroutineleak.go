@@ -26,7 +26,7 @@ func (e *engine) takenElsewhere(class string, fn *ssa.Function) bool {
 
 func takesClass(ts []take, class string) bool {
 	for _, t := range ts {
-		if t.Class == class {
+		if t.Class == class && !t.deep {
 			return true
 		}
 	}
