@@ -141,13 +141,22 @@ func (w *walker) invokeTargets(call *ssa.CallCommon, out []target) []target {
 // is read from, when those are known (objects.FieldTypes): a queue whose
 // sink field only ever holds an *httpSink does not call the broadcaster's
 // Close, though the broadcaster is a Sink too.
+// For another package's interface (an io.Writer field), whose
+// implementations are not looked for, they are those types' methods when
+// each is a source method of the package (methodsOf).
 func (e *engine) storedImplementations(call *ssa.CallCommon, impls []*ssa.Function) []*ssa.Function {
 	ld, ok := call.Value.(*ssa.UnOp)
-	if !ok || ld.Op != token.MUL || len(impls) < 2 {
+	if !ok || ld.Op != token.MUL || len(impls) == 1 {
 		return impls
 	}
 	fa, ok := ld.X.(*ssa.FieldAddr)
 	if !ok {
+		return impls
+	}
+	if len(impls) == 0 {
+		if dynamic, ok := e.objs.FieldTypes(lockop.FieldOf(fa)); ok {
+			return e.methodsOf(call.Method, dynamic, impls)
+		}
 		return impls
 	}
 	return e.storedIn(lockop.FieldOf(fa), impls)
@@ -165,19 +174,29 @@ func (e *engine) passedImplementations(call *ssa.CallCommon, impls []*ssa.Functi
 		return impls
 	}
 	dynamic, ok := e.objs.ParamTypes(p)
-	if !ok || len(dynamic) == 0 {
+	if !ok {
 		return impls
+	}
+	return e.methodsOf(call.Method, dynamic, impls)
+}
+
+// methodsOf is the methods m of the types dynamic, when each is a source
+// method of the package; fallback otherwise (a promoted method, or
+// another package's, is not seen).
+func (e *engine) methodsOf(m *types.Func, dynamic []types.Type, fallback []*ssa.Function) []*ssa.Function {
+	if len(dynamic) == 0 {
+		return fallback
 	}
 	prog := e.p.SSA.Pkg.Prog
 	var out []*ssa.Function
 	for _, t := range dynamic {
-		sel := prog.MethodSets.MethodSet(t).Lookup(call.Method.Pkg(), call.Method.Name())
+		sel := prog.MethodSets.MethodSet(t).Lookup(m.Pkg(), m.Name())
 		if sel == nil {
-			return impls
+			return fallback
 		}
 		fn := prog.MethodValue(sel)
 		if fn == nil || fn.Synthetic != "" || !e.p.FuncSet[fn] {
-			return impls // a promoted or another package's method: not seen
+			return fallback
 		}
 		if fn = e.canonical(fn); !slices.Contains(out, fn) {
 			out = append(out, fn)

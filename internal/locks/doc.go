@@ -166,7 +166,8 @@
 //     call on a parameter runs the methods of the types the package
 //     passes for it, when it knows them all and each is its own source
 //     method, whoever declared the interface (error's Error included;
-//     objects.ParamTypes, passedImplementations).
+//     objects.ParamTypes, passedImplementations); so does a call on such
+//     a field of another package's interface type (an io.Writer field).
 //   - A function that calls a func-typed parameter (or a captured
 //     variable) records the call with the locks it holds there (a
 //     paramCall); each call site that passes a known function adds that

@@ -318,4 +318,5 @@ func main() {
 	runPageTree()
 	runConfigStore()
 	runSpanErrors()
+	runLogServer()
 }
