@@ -4,7 +4,6 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -261,28 +260,17 @@ func (w *walker) reportBlocked(pos token.Pos, blocks []blockOp, s State) {
 // message.
 func (w *walker) findBlockedUnderHold(pos token.Pos, h Hold, msg string, start diag.Hop) {
 	key := relockHoldKey{fn: w.fn, held: h.Pos, rule: "blocking-held", lock: h.Path}
-	if g := w.e.blockHolds[key]; g != nil && g.finding < len(w.e.findings) {
-		f := &w.e.findings[g.finding]
-		if f.Pos == pos || slices.Contains(f.Also, pos) {
-			return
+	if g := w.e.relockHolds[key]; g != nil && g.finding < len(w.e.findings) {
+		if f := w.e.findings[g.finding]; f.Pos != pos && !slices.Contains(f.Also, pos) {
+			w.e.addUnderHold(g, pos, "blocks here too, under the same hold",
+				" more operation blocks under this hold the same way", " more operations block under this hold the same way")
 		}
-		g.more++
-		f.Also = append(f.Also, pos)
-		f.Chain = append(f.Chain, diag.Hop{Pos: pos, What: "blocks here too, under the same hold"})
-		ops := " more operation blocks"
-		if g.more > 1 {
-			ops = " more operations block"
-		}
-		f.Message = g.msg + "; " + strconv.Itoa(g.more) + ops + " under this hold the same way"
 		return
 	}
 	n := len(w.e.findings)
 	w.e.find(pos, "blocking-held", msg, start)
 	if len(w.e.findings) > n {
-		if w.e.blockHolds == nil {
-			w.e.blockHolds = map[relockHoldKey]*relockHold{}
-		}
-		w.e.blockHolds[key] = &relockHold{finding: n, msg: msg}
+		w.e.keepHoldFinding(key, n, msg)
 	}
 }
 

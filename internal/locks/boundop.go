@@ -43,8 +43,8 @@ func (e *engine) deferredCellOp(call *ssa.CallCommon) (lockop.Op, ssa.Value) {
 	if cell == nil {
 		return lockop.None, nil
 	}
-	stores, ok := cellStores(cell, mc)
-	if !ok {
+	stores, ok := objects.CellStores(cell, func(u *ssa.MakeClosure) bool { return u == mc })
+	if !ok || len(stores) == 0 {
 		return lockop.None, nil
 	}
 	vals := make([]ssa.Value, len(stores))
@@ -99,29 +99,6 @@ func deferredCell(call *ssa.CallCommon) (*ssa.Alloc, *ssa.MakeClosure) {
 		return nil, nil
 	}
 	return cell, mc
-}
-
-// cellStores lists the stores into cell, when its other uses are loads
-// and the deferred literal reader: nothing else writes it.
-func cellStores(cell *ssa.Alloc, reader *ssa.MakeClosure) ([]*ssa.Store, bool) {
-	var stores []*ssa.Store
-	for _, r := range *cell.Referrers() {
-		switch u := r.(type) {
-		case *ssa.Store:
-			if u.Addr != cell {
-				return nil, false
-			}
-			stores = append(stores, u)
-		case *ssa.UnOp, *ssa.DebugRef:
-		case *ssa.MakeClosure:
-			if u != reader {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	return stores, len(stores) > 0
 }
 
 // boundOpOfAll is the one lock operation the method values vals all make

@@ -66,7 +66,8 @@ type engine struct {
 	locals    map[string]bool // classes of local variables (localclass.go)
 	findings  []diag.Finding
 	relocks   map[string]int // findRelock's first finding per take, by index
-	// relockHolds: the re-lock finding of each hold (relockgroup.go).
+	// relockHolds: the re-lock finding of each hold, and the blocking-held
+	// one (relockgroup.go, blocking.go).
 	relockHolds map[relockHoldKey]*relockHold
 	impls       map[implKey][]*ssa.Function
 	convs       []conversion    // MakeInterface of named types (scanConversions)
@@ -93,8 +94,6 @@ type engine struct {
 	onceGuards map[*ssa.Function]map[[2]int]bool
 	// pureWrappers caches pureWrapper by type (wrapper.go).
 	pureWrappers map[*types.Named]bool
-	// blockHolds: the blocking-held finding of each hold (blocking.go).
-	blockHolds map[relockHoldKey]*relockHold
 	// recovering maps each function a deferred recover of the package
 	// covers to that recover (panicleak.go); nil until first needed.
 	recovering map[*ssa.Function]recoverer

@@ -79,11 +79,32 @@ func (e *engine) findUnderHold(at, held token.Pos, rule, what, since string, fir
 	n := len(e.findings)
 	e.find(at, rule, what+since, first...)
 	if len(e.findings) > n && held.IsValid() {
-		if e.relockHolds == nil {
-			e.relockHolds = map[relockHoldKey]*relockHold{}
-		}
-		e.relockHolds[e.relockHold(held, rule, what)] = &relockHold{finding: n, msg: what + since}
+		e.keepHoldFinding(e.relockHold(held, rule, what), n, what+since)
 	}
+}
+
+// keepHoldFinding remembers finding n, whose message is msg, as the one
+// of the hold key names.
+func (e *engine) keepHoldFinding(key relockHoldKey, n int, msg string) {
+	if e.relockHolds == nil {
+		e.relockHolds = map[relockHoldKey]*relockHold{}
+	}
+	e.relockHolds[key] = &relockHold{finding: n, msg: msg}
+}
+
+// addUnderHold makes at a related position of g's finding, what saying
+// what happens there, and counts it in the message: "; N" and one (N is
+// 1) or many.
+func (e *engine) addUnderHold(g *relockHold, at token.Pos, what, one, many string) {
+	f := &e.findings[g.finding]
+	g.more++
+	f.Also = append(f.Also, at)
+	f.Chain = append(f.Chain, diag.Hop{Pos: at, What: what})
+	tail := one
+	if g.more > 1 {
+		tail = many
+	}
+	f.Message = g.msg + "; " + strconv.Itoa(g.more) + tail
 }
 
 // underSameHold adds the re-lock at at to the finding of its hold, when
@@ -100,17 +121,10 @@ func (e *engine) underSameHold(at, held token.Pos, rule, what string) bool {
 		// take blocks already. One finding.
 		return true
 	}
-	if slices.Contains(f.Also, at) {
-		return true
+	if !slices.Contains(f.Also, at) {
+		e.addUnderHold(g, at, "taken again here too, under the same hold: "+what,
+			" more call under this hold take it again", " more calls under this hold take it again")
 	}
-	g.more++
-	f.Also = append(f.Also, at)
-	f.Chain = append(f.Chain, diag.Hop{Pos: at, What: "taken again here too, under the same hold: " + what})
-	calls := " more call"
-	if g.more > 1 {
-		calls += "s"
-	}
-	f.Message = g.msg + "; " + strconv.Itoa(g.more) + calls + " under this hold take it again"
 	return true
 }
 

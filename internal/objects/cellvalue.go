@@ -208,34 +208,48 @@ func intoCaller(fn *ssa.Function, v ssa.Value, call *ssa.Call, binds []ssa.Value
 // before at on every path, when only stores write it (closures may read
 // it, as a deferred `func() { unlock() }` does); nil otherwise.
 func StoredAt(cell *ssa.Alloc, at ssa.Instruction) ssa.Value {
-	var defs []ssa.Instruction
-	for _, r := range *cell.Referrers() {
-		switch u := r.(type) {
-		case *ssa.Store:
-			if u.Addr != cell {
-				return nil
-			}
-			defs = append(defs, u)
-		case *ssa.UnOp:
-			if u.Op != token.MUL {
-				return nil
-			}
-		case *ssa.DebugRef:
-		case *ssa.MakeClosure:
-			if _, writes := closureUses(u, cell); writes {
-				return nil
-			}
-		default:
-			return nil
-		}
-	}
-	if len(defs) > maxDefs {
+	stores, ok := CellStores(cell, func(mc *ssa.MakeClosure) bool {
+		_, writes := closureUses(mc, cell)
+		return !writes
+	})
+	if !ok || len(stores) > maxDefs {
 		return nil
+	}
+	defs := make([]ssa.Instruction, len(stores))
+	for i, st := range stores {
+		defs[i] = st
 	}
 	if st, ok := LastDef(defs, at).(*ssa.Store); ok {
 		return st.Val
 	}
 	return nil
+}
+
+// CellStores lists the stores into the variable cell when nothing else
+// writes it: its other uses are loads and the closures admit accepts.
+func CellStores(cell *ssa.Alloc, admit func(*ssa.MakeClosure) bool) ([]*ssa.Store, bool) {
+	var stores []*ssa.Store
+	for _, r := range *cell.Referrers() {
+		switch u := r.(type) {
+		case *ssa.Store:
+			if u.Addr != cell {
+				return nil, false
+			}
+			stores = append(stores, u)
+		case *ssa.UnOp:
+			if u.Op != token.MUL {
+				return nil, false
+			}
+		case *ssa.DebugRef:
+		case *ssa.MakeClosure:
+			if !admit(u) {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return stores, true
 }
 
 // CalledCell is the function a call through a func variable calls

@@ -72,7 +72,10 @@ type fieldOrigins struct {
 	origins map[*types.Var]map[string]bool // memo; nil entry while computing
 	group   map[*types.Var]string          // built by groups
 	values  map[*ssa.Function]bool         // functions used as values, not only called
-	dynamic map[*types.Var]fieldTypes      // memo of FieldTypes
+	// invoked: method names interface calls use, and names of methods
+	// taken as values (a bound method, a method expression).
+	invoked map[string]bool
+	dynamic map[*types.Var]fieldTypes // memo of FieldTypes
 	// siblings: stores of one field into another of the same object, by
 	// position; built on the first SiblingCopy.
 	siblings []siblingCopy
@@ -171,7 +174,7 @@ func (x *Index) fieldRecord() *fieldOrigins {
 		return x.fields
 	}
 	fo := &fieldOrigins{stores: map[*types.Var][]*ssa.Store{}, calls: map[*ssa.Function][]*ssa.CallCommon{},
-		origins: map[*types.Var]map[string]bool{}, values: map[*ssa.Function]bool{}, dynamic: map[*types.Var]fieldTypes{}}
+		origins: map[*types.Var]map[string]bool{}, values: map[*ssa.Function]bool{}, dynamic: map[*types.Var]fieldTypes{}, invoked: map[string]bool{}}
 	var ops []*ssa.Value
 	for _, fn := range x.funcs {
 		for _, b := range fn.Blocks {
@@ -182,7 +185,13 @@ func (x *Index) fieldRecord() *fieldOrigins {
 						if c, call := instr.(ssa.CallInstruction); !call || i != 0 || c.Common().Value != f {
 							fo.values[f] = true
 						}
+						if f.Synthetic != "" && f.Object() != nil {
+							fo.invoked[f.Object().Name()] = true
+						}
 					}
+				}
+				if c, ok := instr.(ssa.CallInstruction); ok && c.Common().IsInvoke() {
+					fo.invoked[c.Common().Method.Name()] = true
 				}
 				switch in := instr.(type) {
 				case *ssa.Store:

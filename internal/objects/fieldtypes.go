@@ -106,24 +106,4 @@ func (x *Index) paramTypes(p *ssa.Parameter, out *[]types.Type, depth int) bool 
 // invoked reports whether some interface call of the package calls a
 // method named name, or a method of that name is taken as a value (a
 // bound method or a method expression, whose calls are the wrapper's).
-func (x *Index) invoked(name string) bool {
-	if x.invokedNames == nil {
-		x.invokedNames = map[string]bool{}
-		var ops []*ssa.Value
-		for _, fn := range x.funcs {
-			for _, b := range fn.Blocks {
-				for _, instr := range b.Instrs {
-					if c, ok := instr.(ssa.CallInstruction); ok && c.Common().IsInvoke() {
-						x.invokedNames[c.Common().Method.Name()] = true
-					}
-					for _, op := range instr.Operands(ops[:0]) {
-						if f, ok := (*op).(*ssa.Function); ok && f.Synthetic != "" && f.Object() != nil {
-							x.invokedNames[f.Object().Name()] = true
-						}
-					}
-				}
-			}
-		}
-	}
-	return x.invokedNames[name]
-}
+func (x *Index) invoked(name string) bool { return x.fieldRecord().invoked[name] }

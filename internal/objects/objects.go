@@ -63,9 +63,7 @@ type Index struct {
 	// built on the first FuncsOf.
 	funcStores *funcStores
 	closed     *ClosedWorld // nil: other packages may use this one
-	// invokedNames: the method names the package's interface calls use.
-	invokedNames map[string]bool
-	single       *singletons // built on the first Singleton
+	single     *singletons  // built on the first Singleton
 }
 
 // New builds the index of a package's source functions. startsGoroutine
