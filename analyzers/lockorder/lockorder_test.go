@@ -78,7 +78,7 @@ func TestKeyedLockersWaitsChains(t *testing.T) {
 // and Error called by fmt and log; Lockers whose effects are declared;
 // the one object of a type a closed program makes, however reached.
 func TestCallResolution(t *testing.T) {
-	for _, pkg := range []string{"callbacksetter", "callbackparam", "callbackonce", "ifaceeffect", "ifacetxn", "implicitstring", "lockerdecl", "lockerdeclb", "singleton", "singletonlib", "singletontest", "callbackslice"} {
+	for _, pkg := range []string{"callbacksetter", "callbackparam", "callbackonce", "ifaceeffect", "ifacetxn", "implicitstring", "lockerdecl", "lockerdeclb", "singleton", "singletonlib", "singletontest", "callbackslice", "registry"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), lockorder.Analyzer, pkg)
 		})

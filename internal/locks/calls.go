@@ -313,11 +313,22 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 			continue
 		}
 		// The one function a container's elements ever hold is the
-		// callee, as for a field (a hook appended by a setter).
-		exact := len(fns) == 1 && w.e.objs.IsElement(from, v)
+		// callee, as for a field (a hook appended by a setter); so is
+		// the one a package var ever holds (`fsNewFs = NewFs`).
+		exact := len(fns) == 1 && (w.e.objs.IsElement(from, v) || globalLoad(v))
 		out = append(out, target{fn: fn, vals: candidateArgs(fn, args), exact: exact, several: len(fns) > 1})
 	}
 	return out
+}
+
+// globalLoad reports whether v is read from a package var.
+func globalLoad(v ssa.Value) bool {
+	u, ok := v.(*ssa.UnOp)
+	if !ok || u.Op != token.MUL {
+		return false
+	}
+	_, ok = u.X.(*ssa.Global)
+	return ok
 }
 
 // returnedClosure resolves a call of the func value call returns when
@@ -624,9 +635,22 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	if stepBranch > 0 && t.cond == 0 {
 		failure = sync.OnceValues(w.failureHere)
 	}
+	// A call made only where a parameter is nil (`if tx == nil {
+	// db.Update(fn) } else { fn(tx) }`: open a transaction unless given
+	// one) is decided by what the caller passes (take.nilArg).
+	nilParam := -1
+	if stepBranch > 0 && t.cond == 0 {
+		nilParam = w.nilSideParam()
+	}
 	for _, tk := range sum.takes {
 		tk.test = tk.test || viaTest
 		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact, several: tk.several || t.several, leafSure: tk.leafSure && t.exact && !tk.loose}
+		nilArg, never := nilParam+1, false
+		if nilParam < 0 && tk.nilArg > 0 {
+			nilArg, never = w.passedNil(t.vals, tk.nilArg-1, s)
+		}
+		next.leafSure = next.leafSure && !never
+		sure := relockSomePaths(tk, t) && !w.nilUndecided(tk, t, s)
 		// Beyond the bounds a take goes no further up, but a certain
 		// leaf within them is still checked against what is held here.
 		over := next.cond > maxCond || tk.Via.len()+1 > next.viaBound()
@@ -637,7 +661,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			continue
 		}
 		via := tk.Via.push(name)
-		dynBranch := tk.dynBranch || t.dynamic && tk.branch > 0
+		dynBranch := tk.dynBranch || t.dynamic && tk.branch > 0 && w.e.branchesOnArgs(t.fn)
 		// Every branch of the callee's down to the take a failure.
 		failOnly := tk.failed != "" && tk.branch > 0 && t.cond == 0 && t.exact && !tk.loose
 		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub, Fresh: tk.fresh, leaf: tk.leaf}
@@ -670,14 +694,14 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
 			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && failOnly && !w.failedOnHeld(tk, t, old) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")")
-			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && relockSomePaths(tk, t) && !w.writesShared(old.Pos, pos) {
+			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && sure && !w.writesShared(old.Pos, pos) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+", on the paths that call "+via.last()+")")
 			} else if c, same := w.sameCondition(old, tk, t); held && w.report && same && !inline && !old.Opaque {
 				old.Maybe = false
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there as here only where "+condText(c)+",")
 			} else if c, ok := w.decidedHere(tk, t, s); held && w.report && ok && !old.Maybe && !inline && !old.Opaque {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there where "+w.decidedText(c, s)+",")
-			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || relockSomePaths(tk, t) && !dynBranch && !w.writesShared(old.Pos, pos)) {
+			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || sure && !dynBranch && !w.writesShared(old.Pos, pos)) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")"+why)
 			}
 		} else if t.exact && w.report && !tk.afterRelease {
@@ -686,7 +710,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// still be the held lock: the one object of its type. On
 			// some paths only when no callback's own branch decides.
 			inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
-			somePaths := relockSomePaths(tk, t) && !dynBranch
+			somePaths := sure && !dynBranch
 			if old, why := w.singletonHeld(s, h); why != "" && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || somePaths && !w.writesShared(old.Pos, pos)) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")"+why)
 			}
@@ -697,7 +721,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if w.report && !deep {
 			w.edgesTo(s, h, pos, via, t.exact && tk.eachTurn(), tk.test)
 		}
-		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: next.leafSure, deep: deep, dynBranch: dynBranch, writerAlong: h.writerAlong}
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: next.leafSure, deep: deep, dynBranch: dynBranch, writerAlong: h.writerAlong, nilArg: nilArg}
 		w.failedTake(&nt, tk, t, failure)
 		if c, ok := w.whenInCaller(t, tk.when); ok && t.exact && (stepBranch == 0 || stepBranch == 1 && w.onlyHere(c)) {
 			nt.when = &c
@@ -705,6 +729,49 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		w.info.addTake(nt)
 		w.noteSite(nt)
 	}
+}
+
+// nilSideParam returns the index of the parameter whose being nil is the
+// one condition under which the block being walked runs, -1 if none.
+func (w *walker) nilSideParam() int {
+	if w.blk == nil {
+		return -1
+	}
+	c := w.onlyWhen(w.blk)
+	if c == nil || c.val != nilConst || c.neg {
+		return -1
+	}
+	path, _, _ := strings.Cut(c.key, "#")
+	root, rest := rootOf(path)
+	if rest != "" {
+		return -1
+	}
+	return paramIndex(root, "p")
+}
+
+// passedNil maps a take's nil condition on the callee's parameter i to
+// the walked function: its own parameter passed there (index+1), or
+// never, when the value passed is known not nil here; 0 when the value is
+// this function's to choose.
+func (w *walker) passedNil(vals []ssa.Value, i int, s State) (int, bool) {
+	if i < 0 || i >= len(vals) || vals[i] == nil {
+		return 0, false
+	}
+	if k := paramIndexOf(w.fn, vals[i]); k >= 0 {
+		return k + 1, false
+	}
+	return 0, w.knownNotNil(vals[i], s)
+}
+
+// nilUndecided reports whether tk, taken only where one of t's
+// parameters is nil, is not this caller's choice: it passes its own
+// parameter there (its callers choose) or a value known not nil.
+func (w *walker) nilUndecided(tk take, t *target, s State) bool {
+	if tk.nilArg == 0 {
+		return false
+	}
+	k, never := w.passedNil(t.vals, tk.nilArg-1, s)
+	return k > 0 || never
 }
 
 // relockSomePaths reports whether callee t's take tk of a lock the caller

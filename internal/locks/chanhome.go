@@ -15,9 +15,10 @@ import (
 // identity is the field's when every such store puts it in one place.
 
 // homeOf maps a local identity ("make:", "var:" of a local) to the field
-// or package var it is stored into, when there is exactly one.
+// or package var it is stored into, when there is exactly one, and a
+// field to the twin it is one channel with (twinChanFields).
 func (e *engine) homeOf(key string) string {
-	if !strings.HasPrefix(key, "make:") && !strings.HasPrefix(key, "var:") {
+	if !strings.HasPrefix(key, "make:") && !strings.HasPrefix(key, "var:") && !strings.HasPrefix(key, "field:") {
 		return key
 	}
 	if e.chanHomes == nil {
@@ -30,9 +31,10 @@ func (e *engine) homeOf(key string) string {
 }
 
 // findChanHomes scans the package's stores of synchronisation handles
-// into fields and package vars; a local stored into two places has none.
+// into fields and package vars; a local stored into two places has none,
+// unless the two are twin fields.
 func (e *engine) findChanHomes() map[string]string {
-	homes := map[string]string{}
+	homesOf := map[string][]string{} // local -> the places it is stored into
 	for _, fn := range e.p.Funcs {
 		for _, b := range fn.Blocks {
 			for _, instr := range b.Instrs {
@@ -49,14 +51,67 @@ func (e *engine) findChanHomes() map[string]string {
 				if local == "" || home == "" || local == home || strings.HasPrefix(local, "field:") {
 					continue
 				}
-				if old, seen := homes[local]; seen && old != home {
-					home = "" // two homes: keep the local identity
+				if !slices.Contains(homesOf[local], home) {
+					homesOf[local] = append(homesOf[local], home)
 				}
-				homes[local] = home
 			}
 		}
 	}
+	homes := twinChanFields(homesOf)
+	for local, places := range homesOf {
+		home := homes[places[0]]
+		if home == "" {
+			home = places[0]
+		}
+		for _, p := range places[1:] {
+			if q := homes[p]; q != home && p != home {
+				home = "" // two homes: keep the local identity
+				break
+			}
+		}
+		homes[local] = home
+	}
 	return homes
+}
+
+// twinChanFields finds the fields that hold one channel under two names:
+// a receive-only and a send-only view of it (go-ethereum's TypeMux
+// subscription keeps `readC <-chan T` and `postC chan<- T`, both the one
+// channel made for it). Two fields are twins when every channel stored
+// into either is stored into both; the result maps the second by name
+// to the first.
+func twinChanFields(homesOf map[string][]string) map[string]string {
+	localsOf := map[string][]string{} // field -> the locals stored into it
+	for local, places := range homesOf {
+		for _, p := range places {
+			if strings.HasPrefix(p, "field:") {
+				localsOf[p] = append(localsOf[p], local)
+			}
+		}
+	}
+	twins := map[string]string{}
+	for _, places := range homesOf {
+		if len(places) != 2 || !strings.HasPrefix(places[0], "field:") || !strings.HasPrefix(places[1], "field:") {
+			continue
+		}
+		a, b := places[0], places[1]
+		if !allStoredInto(localsOf[a], homesOf, a, b) || !allStoredInto(localsOf[b], homesOf, a, b) {
+			continue
+		}
+		twins[max(a, b)] = min(a, b)
+	}
+	return twins
+}
+
+// allStoredInto reports whether each local is stored into exactly the
+// two fields a and b.
+func allStoredInto(locals []string, homesOf map[string][]string, a, b string) bool {
+	for _, l := range locals {
+		if places := homesOf[l]; len(places) != 2 || !slices.Contains(places, a) || !slices.Contains(places, b) {
+			return false
+		}
+	}
+	return true
 }
 
 // syncHandle reports whether t is a channel or a pointer to a

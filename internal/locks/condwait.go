@@ -110,13 +110,20 @@ func (w *walker) callBlocks(t *target, sum *funcInfo, pos token.Pos, s State) {
 	if !t.exact {
 		step++ // one candidate of several: it may not run
 	}
+	w.addBlocks(t, sum.blocks, step, pos, s, func(b blockOp) *callChain { return b.Via.push(name) })
+}
+
+// addBlocks adds to the summary the operations bs of callee t, step
+// conditional steps away and reached through chain, as blocking at pos,
+// and reports the locks held in s across them.
+func (w *walker) addBlocks(t *target, bs []blockOp, step int, pos token.Pos, s State, chain func(blockOp) *callChain) {
 	var blocks []blockOp
-	for _, b := range sum.blocks {
-		if b.cond+step > maxCond || b.Via.len()+1 > maxVia {
+	for _, b := range bs {
+		nb := b
+		nb.Via, nb.cond, nb.freePath = chain(b), b.cond+step, ""
+		if nb.cond > maxCond || nb.Via.len() > maxVia {
 			continue
 		}
-		nb := b
-		nb.Via, nb.cond, nb.freePath = b.Via.push(name), b.cond+step, ""
 		if b.freePath != "" {
 			if p, ok := w.calleePath(t, b.freePath); ok {
 				nb.freePath = p

@@ -143,8 +143,8 @@
 //     directly, through a setter's parameter, a functional option, a
 //     composite literal or append); interface calls those of the
 //     package's types implementing the interface. The one function a
-//     func-typed field or a container's elements ever hold is the
-//     callee (a method value's receiver unknown: candidateArgs).
+//     func-typed field, a package var or a container's elements ever
+//     hold is the callee (a method value's receiver unknown: candidateArgs).
 //     Otherwise neither changes the
 //     lock state, with two exceptions: an interface call on a value
 //     converted from a concrete type (var d Doer = c) or with a single
@@ -227,10 +227,16 @@
 //     NPeersForCpl, which read-locks), and the branch that makes the call
 //     deadlocks whenever it runs: a double lock "on the paths that call"
 //     that function (calls.go, relockSomePaths), within the conditional
-//     bound, and not when the holder stored a constant into a shared
-//     field between its acquisition and the call (it may be ruling that
-//     branch out: `r.dirty = false; r.refreshIfDirty()`). An iteration is
-//     not such a step for this purpose: a block run on every iteration
+//     bound (a func value's or interface method's own branch counts as
+//     such a choice unless it tests what the callee was passed, an
+//     event's type: take.dynBranch, argbranch.go; nor a static
+//     function's branch on a parameter being nil, `if tx == nil {
+//     db.Update(fn) }`, when its caller passes its own parameter or a
+//     value known not nil: take.nilArg), and not when the
+//     holder stored a constant into a shared field between its
+//     acquisition and the call (it may be ruling that branch out:
+//     `r.dirty = false; r.refreshIfDirty()`). An iteration is not such a
+//     step for this purpose: a block run on every iteration
 //     of a loop that runs on every path counts as unconditional
 //     (take.branch, iterations.go): a callee locking the held lock once
 //     per listener deadlocks whenever there is a listener, whereas a
@@ -371,22 +377,29 @@
 //     one is (objects.ElemSources: a broker's subscriber channels). Cond.Wait
 //     blocks until a Signal or Broadcast and releases only its own lock
 //     (a Wait whose lock is unknown is not taken as blocking). The
-//     operations that block in a callee count at the call (condwait.go).
+//     operations that block in a callee count at the call (condwait.go),
+//     and so do those of a function passed to a callee that runs it
+//     (sync.Once.Do; paramcall.go, passedBlocks).
 //     In package main an exported function has no callers outside the
 //     package: it is no unblocker of its own; func main is, as the main
 //     goroutine. An unblocker takes the lock only if it surely does: a
 //     take through a call with several candidates (an interface with
 //     several implementations) is one possible object's lock, as in a
 //     composite whose sources may be of its own type. A channel returned
-//     by an accessor (Updates() returning a field) is that field's.
+//     by an accessor (Updates() returning a field) is that field's. Two
+//     fields holding the same channels, each stored into both (a
+//     receive-only and a send-only view of it), are one channel
+//     (chanhome.go, twinChanFields).
 //   - Callbacks stored through a setter (x.SetCb(func() { x.m() })) that
 //     captured the object they were set on run with that object when
 //     called through the field (selfbound.go): x.cb() under x.mu locking
-//     x.mu is a double lock.
+//     x.mu is a double lock. So do those kept in a struct of handlers the
+//     object holds (x.events.cb, up to two fields down).
 //   - Loops: a lock reached from a value the loop recomputes (a phi, a
 //     value computed in the loop, or a captured variable assigned in it:
 //     c = c.parent; c.mu.Lock()) is another lock on the next iteration,
-//     never a re-lock. A defer replayed at return that was registered on
+//     never a re-lock; so is an element's lock a helper hands on in the
+//     value it returns, kept by the loop (walk.go, elementHandedOn). A defer replayed at return that was registered on
 //     some paths only (or once per iteration) proves no double unlock.
 //   - Leaks: a lock of an object the function creates (an allocation, or
 //     the result of a package function returning a new allocation) left

@@ -34,7 +34,7 @@ type engine struct {
 	treeSteps map[string][]treeStep
 	// selfBound: functions stored into a field of the object they
 	// capture (selfbound.go).
-	selfBound map[*ssa.Function]int
+	selfBound map[*ssa.Function]selfBinding
 	// gates, callSites, entryCache, valueUsed: gate locks (gates.go).
 	gates      map[edgeKey][]gateWitness
 	callSites  map[*ssa.Function][]gateWitness
@@ -102,6 +102,7 @@ type engine struct {
 	chanCaps           map[string]bool            // channel identity -> every make of it is buffered
 	chanHomes          map[string]string          // local channel identity -> the field or var it is kept in
 	wrappers           map[*ssa.Function]*wrapper // formatting wrappers, memo of formatWrapper
+	argBranches        map[*ssa.Function]bool     // memo of branchesOnArgs
 	tableUnlockClasses map[string]bool            // locktable.go
 	aliases            map[*types.Named][]aliasPair
 	cur                *ssa.Function    // the function being walked, for fallback positions
@@ -193,9 +194,12 @@ type take struct {
 	// down), but no order edge (a debug path's flag, mustchain's Index).
 	deep bool
 	// dynBranch: some conditional step is inside a function reached
-	// through a func value or interface call, on what the callback was
-	// passed (an event's type) rather than on whether it is called.
+	// through a func value or interface call that branches on what it
+	// was passed (an event's type) rather than on its own state.
 	dynBranch bool
+	// nilArg: the take happens only where the function's parameter
+	// nilArg-1 is nil (`if tx == nil { db.Update(fn) }`); 0 otherwise.
+	nilArg int
 	// writerAlong: a read lock whose function write-locks the same lock
 	// on some path too (Hold.writerAlong), however deep that is.
 	writerAlong bool

@@ -53,6 +53,9 @@ type paramCall struct {
 	// (paramargs.go).
 	args   int
 	nonNil uint64
+	// library: the call is a library function's that runs its argument
+	// before returning (runsArgument).
+	library bool
 }
 
 // paramHolder is the function holding a param call's locks, the call it
@@ -190,6 +193,9 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 						op.Before = union(op.Before, s.took)
 						w.info.addChan(op)
 					}
+					if pc.library {
+						w.passedBlocks(&ft, fsum, via, pc.cond+step, pos, s)
+					}
 					if !pc.Elems {
 						w.passOnCaptured(&ft, fsum, pc, held, via, step, stepBranch, s)
 					}
@@ -197,6 +203,21 @@ func (w *walker) callParams(t *target, sum *funcInfo, pos token.Pos, s State) {
 			}
 		}
 	}
+}
+
+// passedBlocks adds, as blocking at the call at pos, what ft, a
+// function passed to a library function that runs it now, blocks on, and
+// reports the locks held in s across it: a sync.Once's function sending
+// its done signal (bubbletea's renderer stop). via is the chain down to
+// the call of ft. A function passed to the package's own callee is not
+// followed so: tried, it reported controller-runtime's fixed priority
+// queue, whose function passed to the tree's Ascend selects on the send
+// and on the done channel ShutDown closes without the lock.
+func (w *walker) passedBlocks(ft *target, fsum *funcInfo, via *callChain, cond int, pos token.Pos, s State) {
+	fname := ft.name(w.e)
+	w.addBlocks(ft, fsum.blocks, cond, pos, s, func(b blockOp) *callChain {
+		return chainOf(append(append(via.names(), fname), b.Via.names()...))
+	})
 }
 
 // passedSummary is the summary of ft, a function passed for a param call:
@@ -308,6 +329,12 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		// path, is a double lock against a lock the callee holds at the
 		// call, as in callTakes (relockSomePaths).
 		somePaths := steps != 0 && tk.leafSure && !tk.loose && bounded <= maxCond
+		// Taken only where a parameter is nil that the call passes a
+		// value known not to be: never through this call.
+		never := nilArgKnown(ft, tk, pc)
+		if never {
+			somePaths, relock = false, false
+		}
 		where := " (at " + tk.At + ")"
 		if somePaths {
 			relock = false
@@ -345,7 +372,7 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		// take sure for the callers' choice to call (relockSomePaths);
 		// its own branches are on what it is given (take.dynBranch).
 		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), branch: tk.branch + branch, ownBranch: w.branchStep(), Sub: h.Sub,
-			leafSure: (tk.leafSure || decided == 1 && tk.cond == 0) && ft.exact && !tk.loose, dynBranch: tk.dynBranch || tk.branch > 0}
+			leafSure: (tk.leafSure || decided == 1 && tk.cond == 0) && ft.exact && !tk.loose && !never, dynBranch: tk.dynBranch || tk.branch > 0}
 		if decided == 1 && pc.fail != "" && tk.branch == 0 && branch == pc.branch && pc.branch == 1 {
 			// Taken wherever the callee's one failure branch calls it.
 			nt.failed = pc.fail
@@ -463,7 +490,7 @@ func (e *engine) runsArgument(fn *ssa.Function) (paramCall, bool) {
 	if !ok {
 		return paramCall{}, false
 	}
-	return paramCall{Path: "p" + strconv.Itoa(i), Fn: e.funcName(fn), Pos: token.NoPos}, true
+	return paramCall{Path: "p" + strconv.Itoa(i), Fn: e.funcName(fn), Pos: token.NoPos, library: true}, true
 }
 
 // runsArgumentAt gives, for each library function that calls a func

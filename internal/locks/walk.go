@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -179,7 +180,7 @@ func (w *walker) inState(b *ssa.BasicBlock, out []State, done []bool) (State, bo
 	// A lock reached from a value computed in the loop (c = c.parent;
 	// c.mu.Lock()) is another lock on the next iteration: not a re-lock.
 	for _, h := range s.holds {
-		if h.Loop && w.definedIn(h.Path, b) {
+		if h.Loop && (w.definedIn(h.Path, b) || w.elementHandedOn(h, b)) {
 			h.Loop = false
 			s = s.with(h)
 		}
@@ -200,6 +201,25 @@ func (w *walker) definedIn(path string, b *ssa.BasicBlock) bool {
 	for _, idx := range indexValues(path) {
 		if w.definedAt(w.valueNamed(idx), b) {
 			return w.deferredUnlock(path)
+		}
+	}
+	return false
+}
+
+// elementHandedOn reports whether h, the lock of an element indexed
+// with a value the loop at b computes, was taken by a helper that hands
+// it on in the value it returns, which the loop keeps (`out =
+// append(out, b.Appender())`, the appender read-locking its block until
+// Commit): each element's lock goes with its own value, no re-lock.
+func (w *walker) elementHandedOn(h Hold, b *ssa.BasicBlock) bool {
+	if !h.Inferred || !slices.ContainsFunc(indexValues(h.Path), func(idx string) bool { return w.definedAt(w.valueNamed(idx), b) }) {
+		return false
+	}
+	for _, blk := range w.fn.Blocks {
+		for _, instr := range blk.Instrs {
+			if c, ok := instr.(*ssa.Call); ok && c.Pos() == h.Pos {
+				return c.Call.Signature().Results().Len() > 0 && len(*c.Referrers()) > 0
+			}
 		}
 	}
 	return false

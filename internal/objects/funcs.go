@@ -21,11 +21,12 @@ import (
 // created, in the order first found) that v, a func-typed value of fn, may
 // hold: followed through conversions and captured variables, a parameter
 // of a package function to the arguments of its calls in the package, a
-// field or package var to every func stored into it, an element of a map,
-// slice or array to every func stored into the container (a value
-// received from a channel to every func sent on it), the result of a
-// call of package functions to what they return. Values it cannot follow
-// (another package's fields and functions) contribute nothing.
+// field or package var to every func stored into it (a var's initializer
+// included), an element of a map, slice or array to every func stored
+// into the container (a value received from a channel to every func sent
+// on it), the result of a call of package functions to what they return.
+// Values it cannot follow (another package's fields and functions)
+// contribute nothing.
 func (x *Index) FuncsOf(fn *ssa.Function, v ssa.Value) []*ssa.Function {
 	if ix, sig := assertedFunc(v); sig != nil {
 		// An interface value asserted to a func type (`switch f :=
@@ -109,7 +110,7 @@ func (x *Index) funcRecord() *funcStores {
 			fs.into[key] = append(fs.into[key], Placed{fn, v})
 		}
 	}
-	for _, fn := range x.funcs {
+	for _, fn := range x.withPackageInit() {
 		for _, b := range fn.Blocks {
 			for _, instr := range b.Instrs {
 				switch in := instr.(type) {
@@ -510,4 +511,18 @@ func (x *Index) containerKey(v ssa.Value, depth int) any {
 		}
 	}
 	return elem(v)
+}
+
+// withPackageInit is the package's source functions and the synthetic
+// init that runs its package-level var initializers (`var fsNewFs =
+// NewFs`, a map of handlers), whose stores are the vars' values too.
+func (x *Index) withPackageInit() []*ssa.Function {
+	if len(x.funcs) == 0 || x.funcs[0].Pkg == nil {
+		return x.funcs
+	}
+	init := x.funcs[0].Pkg.Func("init")
+	if init == nil || x.funcSet[init] {
+		return x.funcs
+	}
+	return append(x.funcs[:len(x.funcs):len(x.funcs)], init)
 }

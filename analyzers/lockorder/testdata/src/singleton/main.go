@@ -319,4 +319,5 @@ func main() {
 	runConfigStore()
 	runSpanErrors()
 	runLogServer()
+	runNetStack()
 }
