@@ -637,17 +637,17 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	}
 	// A call made only where a parameter is nil (`if tx == nil {
 	// db.Update(fn) } else { fn(tx) }`: open a transaction unless given
-	// one) is decided by what the caller passes (take.nilArg).
-	nilParam := -1
+	// one) is decided by what the caller passes (take.nilPath).
+	nilHere := ""
 	if stepBranch > 0 && t.cond == 0 {
-		nilParam = w.nilSideParam()
+		nilHere = w.nilSideParam()
 	}
 	for _, tk := range sum.takes {
 		tk.test = tk.test || viaTest
 		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact, several: tk.several || t.several, leafSure: tk.leafSure && t.exact && !tk.loose}
-		nilArg, never := nilParam+1, false
-		if nilParam < 0 && tk.nilArg > 0 {
-			nilArg, never = w.passedNil(t.vals, tk.nilArg-1, s)
+		nilPath, never := nilHere, false
+		if nilHere == "" && tk.nilPath != "" {
+			nilPath, never = w.passedNil(t.vals, tk.nilPath, s)
 		}
 		next.leafSure = next.leafSure && !never
 		sure := relockSomePaths(tk, t) && !w.nilUndecided(tk, t, s)
@@ -721,7 +721,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if w.report && !deep {
 			w.edgesTo(s, h, pos, via, t.exact && tk.eachTurn(), tk.test)
 		}
-		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: next.leafSure, deep: deep, dynBranch: dynBranch, writerAlong: h.writerAlong, nilArg: nilArg}
+		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: next.leafSure, deep: deep, dynBranch: dynBranch, writerAlong: h.writerAlong, nilPath: nilPath}
 		w.failedTake(&nt, tk, t, failure)
 		if c, ok := w.whenInCaller(t, tk.when); ok && t.exact && (stepBranch == 0 || stepBranch == 1 && w.onlyHere(c)) {
 			nt.when = &c
@@ -729,49 +729,6 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		w.info.addTake(nt)
 		w.noteSite(nt)
 	}
-}
-
-// nilSideParam returns the index of the parameter whose being nil is the
-// one condition under which the block being walked runs, -1 if none.
-func (w *walker) nilSideParam() int {
-	if w.blk == nil {
-		return -1
-	}
-	c := w.onlyWhen(w.blk)
-	if c == nil || c.val != nilConst || c.neg {
-		return -1
-	}
-	path, _, _ := strings.Cut(c.key, "#")
-	root, rest := rootOf(path)
-	if rest != "" {
-		return -1
-	}
-	return paramIndex(root, "p")
-}
-
-// passedNil maps a take's nil condition on the callee's parameter i to
-// the walked function: its own parameter passed there (index+1), or
-// never, when the value passed is known not nil here; 0 when the value is
-// this function's to choose.
-func (w *walker) passedNil(vals []ssa.Value, i int, s State) (int, bool) {
-	if i < 0 || i >= len(vals) || vals[i] == nil {
-		return 0, false
-	}
-	if k := paramIndexOf(w.fn, vals[i]); k >= 0 {
-		return k + 1, false
-	}
-	return 0, w.knownNotNil(vals[i], s)
-}
-
-// nilUndecided reports whether tk, taken only where one of t's
-// parameters is nil, is not this caller's choice: it passes its own
-// parameter there (its callers choose) or a value known not nil.
-func (w *walker) nilUndecided(tk take, t *target, s State) bool {
-	if tk.nilArg == 0 {
-		return false
-	}
-	k, never := w.passedNil(t.vals, tk.nilArg-1, s)
-	return k > 0 || never
 }
 
 // relockSomePaths reports whether callee t's take tk of a lock the caller

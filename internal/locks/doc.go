@@ -232,7 +232,7 @@
 //     event's type: take.dynBranch, argbranch.go; nor a static
 //     function's branch on a parameter being nil, `if tx == nil {
 //     db.Update(fn) }`, when its caller passes its own parameter or a
-//     value known not nil: take.nilArg), and not when the
+//     value known not nil: take.nilPath, nilarg.go), and not when the
 //     holder stored a constant into a shared field between its
 //     acquisition and the call (it may be ruling that branch out:
 //     `r.dirty = false; r.refreshIfDirty()`). An iteration is not such a

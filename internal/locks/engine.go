@@ -197,9 +197,10 @@ type take struct {
 	// through a func value or interface call that branches on what it
 	// was passed (an event's type) rather than on its own state.
 	dynBranch bool
-	// nilArg: the take happens only where the function's parameter
-	// nilArg-1 is nil (`if tx == nil { db.Update(fn) }`); 0 otherwise.
-	nilArg int
+	// nilPath: the take happens only where this value of the function's
+	// ("p1", or a field of a parameter, "p1.Txn") is nil (`if tx == nil {
+	// db.Update(fn) }`); "" otherwise (nilarg.go).
+	nilPath string
 	// writerAlong: a read lock whose function write-locks the same lock
 	// on some path too (Hold.writerAlong), however deep that is.
 	writerAlong bool

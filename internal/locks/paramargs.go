@@ -55,18 +55,6 @@ func (w *walker) testedNotNil(v ssa.Value, s State) bool {
 	return key != "" && condKnown(cond{key: key, val: nilConst, neg: true}, s)
 }
 
-// nilArgKnown reports whether tk, which ft takes only where its parameter
-// tk.nilArg-1 is nil, is given a value there the param call pc knows is
-// not nil: a transaction's function handed the transaction
-// (`f(&RwTx{db})`) never opens another.
-func nilArgKnown(ft *target, tk take, pc paramCall) bool {
-	if tk.nilArg == 0 {
-		return false
-	}
-	i := tk.nilArg - 1 - (len(ft.fn.Params) - pc.args)
-	return i >= 0 && i < pc.args && i < maxNonNilArgs && pc.nonNil&(1<<i) != 0
-}
-
 // argDecides reports whether the one branch condition of ft's take tk is
 // a nil test of one of ft's parameters that the param call pc passes a
 // value known not nil, the take on its not-nil side.

@@ -1,0 +1,157 @@
+package locks
+
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/confinelint/confinelint/internal/objects"
+)
+
+// A take made only where a parameter is nil is the argument's to decide,
+// not a choice of the callers to call: `if tx == nil { tx =
+// db.Begin(); defer ... }` opens a transaction unless the caller gives
+// one (lnd's markEdgeLiveUnsafe inside FilterKnownChanIDs' transaction,
+// OPA's PrepareForEval given the decision's transaction). The take
+// carries the value (take.nilPath) up through callers that pass their
+// own parameter, or a field of one, on; a caller that passes a value
+// known not nil never takes it that way; one that passes anything else
+// (a map lookup: go-ethereum's clientPool handing a disconnected client
+// as nil) chooses, as for any branch (relockSomePaths).
+
+// nilSideParam returns the parameter ("p1") whose being nil is the one
+// condition under which the block being walked runs, "" if none.
+func (w *walker) nilSideParam() string {
+	if w.blk == nil {
+		return ""
+	}
+	c := w.onlyWhen(w.blk)
+	if c == nil || c.val != nilConst || c.neg {
+		return ""
+	}
+	path, _, _ := strings.Cut(c.key, "#")
+	root, rest := rootOf(path)
+	if rest != "" || paramIndex(root, "p") < 0 {
+		return ""
+	}
+	return root
+}
+
+// passedNil maps a take's nil condition on the callee's value path (a
+// parameter, or a field of one) to the walked function, whose values
+// for the callee's parameters are vals: its own parameter, or a field of
+// one, passed there; never, when the value is known not nil here; "" when
+// the value is this function's to choose.
+func (w *walker) passedNil(vals []ssa.Value, path string, s State) (string, bool) {
+	root, rest := rootOf(path)
+	i := paramIndex(root, "p")
+	if i < 0 || i >= len(vals) || vals[i] == nil {
+		return "", false
+	}
+	v := vals[i]
+	if rest != "" {
+		if k := paramIndexOf(w.fn, v); k >= 0 {
+			return "p" + strconv.Itoa(k) + rest, false
+		}
+		if v = storedField(v, strings.TrimPrefix(rest, ".")); v == nil {
+			return "", false
+		}
+	}
+	if k := paramIndexOf(w.fn, v); k >= 0 {
+		return "p" + strconv.Itoa(k), false
+	}
+	if p, name := paramField(w.fn, v); p >= 0 {
+		return "p" + strconv.Itoa(p) + "." + name, false
+	}
+	return "", w.knownNotNil(v, s) || freshResult(v)
+}
+
+// nilUndecided reports whether tk, taken only where a value of t's is
+// nil, is not this caller's choice: it passes its own parameter there
+// (its callers choose) or a value known not nil.
+func (w *walker) nilUndecided(tk take, t *target, s State) bool {
+	if tk.nilPath == "" {
+		return false
+	}
+	p, never := w.passedNil(t.vals, tk.nilPath, s)
+	return p != "" || never
+}
+
+// nilArgKnown reports whether tk, which ft takes only where its parameter
+// is nil, is given a value there the param call pc knows is not nil: a
+// transaction's function handed the transaction (`f(&RwTx{db})`) never
+// opens another.
+func nilArgKnown(ft *target, tk take, pc paramCall) bool {
+	root, rest := rootOf(tk.nilPath)
+	k := paramIndex(root, "p")
+	if k < 0 || rest != "" {
+		return false
+	}
+	i := k - (len(ft.fn.Params) - pc.args)
+	return i >= 0 && i < pc.args && i < maxNonNilArgs && pc.nonNil&(1<<i) != 0
+}
+
+// paramField returns the parameter and the field name when v loads a
+// field of one of fn's parameters (decision.Txn); -1 otherwise.
+func paramField(fn *ssa.Function, v ssa.Value) (int, string) {
+	u, ok := v.(*ssa.UnOp)
+	if !ok {
+		return -1, ""
+	}
+	fa, ok := u.X.(*ssa.FieldAddr)
+	if !ok {
+		return -1, ""
+	}
+	k := paramIndexOf(fn, fa.X)
+	if k < 0 {
+		return -1, ""
+	}
+	return k, objects.FieldName(fa.X.Type(), fa.Field)
+}
+
+// storedField returns the one value stored into field name of v, a
+// struct allocated in the function (&Info{Txn: txn}); nil otherwise.
+func storedField(v ssa.Value, name string) ssa.Value {
+	a, ok := objects.Underlying(v).(*ssa.Alloc)
+	if !ok {
+		return nil
+	}
+	var out ssa.Value
+	for _, r := range *a.Referrers() {
+		fa, ok := r.(*ssa.FieldAddr)
+		if !ok || objects.FieldName(fa.X.Type(), fa.Field) != name {
+			continue
+		}
+		for _, rr := range *fa.Referrers() {
+			if st, ok := rr.(*ssa.Store); ok && st.Addr == fa {
+				if out != nil {
+					return nil
+				}
+				out = st.Val
+			}
+		}
+	}
+	return out
+}
+
+// freshResult reports whether v is the result of a package function that
+// returns a new allocation on every path (NewTransaction returning
+// &Transaction{...}): not nil.
+func freshResult(v ssa.Value) bool {
+	c, ok := v.(*ssa.Call)
+	if !ok {
+		return false
+	}
+	f := c.Call.StaticCallee()
+	if f == nil || f.Signature.Results().Len() != 1 {
+		return false
+	}
+	rets := objects.ReturnedValues(f)
+	for _, r := range rets {
+		if _, ok := objects.Underlying(r).(*ssa.Alloc); !ok {
+			return false
+		}
+	}
+	return len(rets) > 0
+}
