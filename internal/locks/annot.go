@@ -282,6 +282,9 @@ func (w *walker) finishReturns() {
 		}
 		if !again {
 			kept = append(kept, r)
+			if !w.releasedOnEveryReturn(r.Path) {
+				w.info.partial = append(w.info.partial, r.Class)
+			}
 		}
 	}
 	w.info.releases = kept
@@ -353,4 +356,15 @@ func (w *walker) fresh(path string) bool {
 func throughStored(fn *ssa.Function, v ssa.Value, rest string, at ssa.Instruction) bool {
 	_, ok := objects.Through(fn, v, rest, at)
 	return ok
+}
+
+// releasedOnEveryReturn reports whether every return of the function
+// follows the release of the caller's lock at path.
+func (w *walker) releasedOnEveryReturn(path string) bool {
+	for _, ret := range w.rets {
+		if !ret.state.wasReleased(path) {
+			return false
+		}
+	}
+	return true
 }

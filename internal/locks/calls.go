@@ -649,11 +649,15 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		if nilHere == "" && tk.nilPath != "" {
 			nilPath, never = w.passedNil(t.vals, tk.nilPath, s)
 		}
-		next.leafSure = next.leafSure && !never
+		if never || nilPath != "" && w.e.nilFromNoCaller(w.fn, nilPath, 0) {
+			continue // taken only where a value is nil that is never nil here
+		}
 		sure := relockSomePaths(tk, t) && !w.nilUndecided(tk, t, s)
 		// Beyond the bounds a take goes no further up, but a certain
 		// leaf within them is still checked against what is held here.
-		over := next.cond > maxCond || tk.Via.len()+1 > next.viaBound()
+		// A loop run on every path is no condition for the bound: a
+		// callback list walked under a lock reaches each callback.
+		over := tk.branch+stepBranch > maxCond || tk.Via.len()+1 > next.viaBound()
 		// Past maxVia, a take sure at its leaf goes on up for the double
 		// lock only (take.deep).
 		deep := over && next.cond <= maxCond && next.leafSure && tk.Via.len()+1 <= maxMustVia

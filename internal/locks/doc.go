@@ -240,9 +240,10 @@
 //     of a loop that runs on every path counts as unconditional
 //     (take.branch, iterations.go): a callee locking the held lock once
 //     per listener deadlocks whenever there is a listener, whereas a
-//     branch may test the very state that rules the take out. Edges,
-//     bounds and everything else keep counting iterations as
-//     conditional steps. A once guard is not
+//     branch may test the very state that rules the take out. Nor is it
+//     for the bound below (a callback list walked under a lock reaches
+//     each callback); the certainty of edges and everything else keep
+//     counting iterations as conditional steps. A once guard is not
 //     such a condition: the early return of a function that tests a flag
 //     it sets itself (`if t.closed { return }; t.closed = true`, a
 //     compare-and-swap, a state compared with the constant it stores) is
@@ -265,7 +266,7 @@
 //     So are the operations that block under one hold (blocking.go,
 //     findBlockedUnderHold).
 //     Order edges through
-//     calls use may-takes, but a take more than maxCond conditional steps
+//     calls use may-takes, but a take more than maxCond branches
 //     or maxVia calls away propagates no further (debug and trace paths,
 //     chains no reader can check: go/types' Checker.trace). A certain
 //     take (no conditional step, every call exact: not an interface or

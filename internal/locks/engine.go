@@ -124,6 +124,10 @@ type funcInfo struct {
 	takes    []take
 	acquires []Hold // held on every return, taken inside (paths relative to the function)
 	releases []Hold // the caller's locks it unlocks
+	// partial: the classes of releases that some return does not follow
+	// (`if txn.write { wmu.Unlock() } else { rmu.RUnlock() }`): the lock
+	// is not known held whenever the function runs (gates.go).
+	partial []string
 	// unlocks: the caller's locks it unlocks at some point, even if it
 	// takes them again (a semaphore's goroutine: h.Unlock(); h.Lock()).
 	unlocks []Hold
@@ -321,6 +325,9 @@ func (f *funcInfo) addTake(t take) {
 			f.takes[i].failed, f.takes[i].failedOn = failed.failed, failed.failedOn
 			if o.when == nil || t.when == nil || !o.when.same(*t.when) {
 				f.takes[i].when = nil
+			}
+			if o.nilPath != t.nilPath {
+				f.takes[i].nilPath = "" // taken elsewhere too
 			}
 			return
 		}

@@ -12,11 +12,13 @@ import (
 // the same time and the cycle cannot deadlock. Held for reading at some
 // edges is enough when another edge holds it for writing: a rename under
 // renameMu.Lock() never runs beside an unlink under renameMu.RLock(), so
-// no two witnesses that would have to wait on each other run at once. A lock counts as held at
-// an edge when the witnessing function holds it there, or when it is held
-// on entry: the function releases it without taking it (an Unlock helper
-// runs under its caller's lock), or it is unexported and every call of it
-// in the package holds it. Gates are compared by class: two objects of
+// no two witnesses that would have to wait on each other run at once. A
+// lock counts as held at an edge when the witnessing function holds it
+// there, or when it is held on entry: the function releases it without
+// taking it on every path (an Unlock helper runs under its caller's lock;
+// a transaction's Abort that unlocks the writer lock or the read lock by
+// the transaction's kind proves neither), or it is unexported and every
+// call of it in the package holds it. Gates are compared by class: two objects of
 // one class each gating their own pair are taken as one gate.
 
 // gateWitness is a function that witnessed an edge, or called a
@@ -107,7 +109,7 @@ func (e *engine) entryHeld(fn *ssa.Function, visiting map[*ssa.Function]bool) []
 	}
 	var own []string
 	if info := e.infos[fn]; info != nil {
-		own = exclusiveClasses(info.releases)
+		own = slices.DeleteFunc(exclusiveClasses(info.releases), func(c string) bool { return slices.Contains(info.partial, c) })
 	}
 	sites := e.callSites[fn]
 	if visiting[fn] || len(sites) == 0 || e.exportedFunc(fn) {

@@ -18,7 +18,9 @@ import (
 // own parameter, or a field of one, on; a caller that passes a value
 // known not nil never takes it that way; one that passes anything else
 // (a map lookup: go-ethereum's clientPool handing a disconnected client
-// as nil) chooses, as for any branch (relockSomePaths).
+// as nil) chooses, as for any branch (relockSomePaths). Where no call of
+// the function can give the value nil, the take is dropped
+// (nilFromNoCaller).
 
 // nilSideParam returns the parameter ("p1") whose being nil is the one
 // condition under which the block being walked runs, "" if none.
@@ -154,4 +156,62 @@ func freshResult(v ssa.Value) bool {
 		}
 	}
 	return len(rets) > 0
+}
+
+// maxNilCallers bounds the callers nilFromNoCaller follows up.
+const maxNilCallers = 3
+
+// nilFromNoCaller reports whether no call of fn can give the value at
+// path (a parameter, or a field of one) as nil: every call is known
+// (objects.StaticCalls) and passes a value surely not nil, or passes its
+// own function's parameter on, of which the same holds. A take on that
+// nil side never runs: OPA's maskEvent, whose one caller Log is given
+// the decision with the transaction Check opened.
+func (e *engine) nilFromNoCaller(fn *ssa.Function, path string, depth int) bool {
+	if path == "" || depth > maxNilCallers {
+		return false
+	}
+	calls, ok := e.objs.StaticCalls(fn)
+	if !ok || len(calls) == 0 {
+		return false
+	}
+	root, rest := rootOf(path)
+	i := paramIndex(root, "p")
+	for _, c := range calls {
+		if i < 0 || i >= len(c.Args) {
+			return false
+		}
+		v, caller := c.Args[i], c.Args[i].Parent()
+		if caller == nil {
+			return false // a constant, a package var
+		}
+		if rest != "" {
+			if v = storedField(v, strings.TrimPrefix(rest, ".")); v == nil {
+				return false
+			}
+		}
+		switch {
+		case surelyNotNil(v):
+		case paramIndexOf(caller, v) >= 0:
+			if !e.nilFromNoCaller(caller, "p"+strconv.Itoa(paramIndexOf(caller, v)), depth+1) {
+				return false
+			}
+		default:
+			p, name := paramField(caller, v)
+			if p < 0 || !e.nilFromNoCaller(caller, "p"+strconv.Itoa(p)+"."+name, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// surelyNotNil reports whether v is not nil whatever the walk knows: made
+// here, or a package function's fresh allocation.
+func surelyNotNil(v ssa.Value) bool {
+	switch v.(type) {
+	case *ssa.MakeInterface, *ssa.Alloc, *ssa.MakeClosure, *ssa.MakeMap, *ssa.MakeChan:
+		return true
+	}
+	return freshResult(v)
 }

@@ -331,9 +331,8 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		somePaths := steps != 0 && tk.leafSure && !tk.loose && bounded <= maxCond
 		// Taken only where a parameter is nil that the call passes a
 		// value known not to be: never through this call.
-		never := nilArgKnown(ft, tk, pc)
-		if never {
-			somePaths, relock = false, false
+		if nilArgKnown(ft, tk, pc) {
+			continue // taken only where a parameter is nil that the call passes not nil
 		}
 		where := " (at " + tk.At + ")"
 		if somePaths {
@@ -372,7 +371,7 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		// take sure for the callers' choice to call (relockSomePaths);
 		// its own branches are on what it is given (take.dynBranch).
 		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: chain, afterRelease: s.outer, cond: c, own: w.condStep(), branch: tk.branch + branch, ownBranch: w.branchStep(), Sub: h.Sub,
-			leafSure: (tk.leafSure || decided == 1 && tk.cond == 0) && ft.exact && !tk.loose && !never, dynBranch: tk.dynBranch || tk.branch > 0}
+			leafSure: (tk.leafSure || decided == 1 && tk.cond == 0) && ft.exact && !tk.loose, dynBranch: tk.dynBranch || tk.branch > 0}
 		if decided == 1 && pc.fail != "" && tk.branch == 0 && branch == pc.branch && pc.branch == 1 {
 			// Taken wherever the callee's one failure branch calls it.
 			nt.failed = pc.fail

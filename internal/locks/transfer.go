@@ -174,6 +174,9 @@ func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) Stat
 
 // acquire takes h directly in this function.
 func (w *walker) acquire(h Hold, s State) State {
+	if w.condStep() > 0 && w.e.nilFromNoCaller(w.fn, w.nilSideParam(), 0) {
+		return s.with(h) // the nil side of a parameter no caller gives nil (nilarg.go)
+	}
 	if old, held := s.find(h.Path); held && w.report && !old.Opaque && !h.Opaque {
 		w.reportRelock(old, h, h.Pos, "")
 	} else if old, why := w.copiedAlias(s, h); why != "" && w.report {
@@ -188,6 +191,9 @@ func (w *walker) acquire(h Hold, s State) State {
 		if branch == 1 {
 			tk.when = w.onlyWhen(w.blk)
 			tk.failed, tk.failedOn = w.failureHere()
+		}
+		if branch > 0 {
+			tk.nilPath = w.nilSideParam() // `if tx == nil { s.mu.Lock() ... }` (nilarg.go)
 		}
 		w.info.addTake(tk)
 		w.noteSite(tk)

@@ -83,16 +83,12 @@ func (x *Index) ParamTypes(p *ssa.Parameter) ([]types.Type, bool) {
 // at its one call).
 func (x *Index) paramTypes(p *ssa.Parameter, out *[]types.Type, depth int) bool {
 	fn := p.Parent()
-	fo := x.fieldRecord()
-	if fn.Parent() != nil || fn.Object() == nil || fn.Object().Exported() && x.closed == nil || fo.values[fn] {
+	if fn.Signature.Recv() != nil && x.closed == nil {
 		return false
 	}
-	if fn.Signature.Recv() != nil && (x.closed == nil || x.invoked(fn.Name())) {
-		return false
-	}
+	calls, ok := x.StaticCalls(fn)
 	i := slices.Index(fn.Params, p)
-	calls := fo.calls[fn]
-	if i < 0 || len(calls) == 0 {
+	if !ok || i < 0 || len(calls) == 0 {
 		return false
 	}
 	for _, c := range calls {
@@ -101,6 +97,22 @@ func (x *Index) paramTypes(p *ssa.Parameter, out *[]types.Type, depth int) bool 
 		}
 	}
 	return true
+}
+
+// StaticCalls returns the package's calls of fn when they are all the
+// calls it has: fn is no closure, never used as a value, and unexported,
+// or in a closed program, and, for a method, no interface call of the
+// package may run it (an unexported method can be in no other package's
+// interface).
+func (x *Index) StaticCalls(fn *ssa.Function) ([]*ssa.CallCommon, bool) {
+	fo := x.fieldRecord()
+	if fn.Parent() != nil || fn.Object() == nil || fn.Object().Exported() && x.closed == nil || fo.values[fn] {
+		return nil, false
+	}
+	if fn.Signature.Recv() != nil && x.invoked(fn.Name()) {
+		return nil, false
+	}
+	return fo.calls[fn], true
 }
 
 // invoked reports whether some interface call of the package calls a

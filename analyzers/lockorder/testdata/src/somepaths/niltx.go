@@ -113,3 +113,113 @@ func (s *zstore) check(id uint64) error {
 		return s.logDecision(&zdecision{id: id, txn: tx})
 	})
 }
+
+// A helper that takes another lock only where it is given no
+// transaction, called by the transaction's function with that
+// transaction, never takes it under the store's lock: no order of the
+// store's lock before the audit lock, so the audit rotation's order is
+// no inversion. Silent.
+type auditStore struct {
+	mu      sync.Mutex
+	auditMu sync.Mutex
+	lines   int
+}
+
+type atx struct{ s *auditStore }
+
+func (s *auditStore) Update(f func(*atx) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return f(&atx{s: s})
+}
+
+func (s *auditStore) audit(tx *atx) {
+	if tx == nil {
+		s.auditMu.Lock()
+		s.lines++
+		s.auditMu.Unlock()
+	}
+}
+
+func (s *auditStore) commitAudited() error {
+	return s.Update(func(tx *atx) error {
+		s.audit(tx)
+		return nil
+	})
+}
+
+func (s *auditStore) rotate() error {
+	s.auditMu.Lock()
+	defer s.auditMu.Unlock()
+	return s.Update(func(tx *atx) error { return nil })
+}
+
+// A helper that opens a read transaction only when it is given none,
+// called under a logger's mask lock; its one caller passes on the
+// transaction of the decision it is given, and the decision's one maker
+// fills it with the transaction it opened (OPA's decision log, against a
+// bundle commit that write-locks the store and takes the mask lock). No
+// call gives it nil: the mask lock orders nothing before the store's.
+// Silent.
+type rstore struct {
+	rmu  sync.RWMutex
+	data map[string]string
+	log  *maskLog
+}
+
+type rtxn struct{ s *rstore }
+
+func (s *rstore) begin() *rtxn {
+	s.rmu.RLock()
+	return &rtxn{s: s}
+}
+
+func (s *rstore) abort(*rtxn) { s.rmu.RUnlock() }
+
+func (s *rstore) commit(k, v string) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.data[k] = v
+	s.log.invalidate()
+}
+
+type maskLog struct {
+	mu   sync.Mutex
+	s    *rstore
+	mask string
+}
+
+type decision struct {
+	id  string
+	txn *rtxn
+}
+
+func (m *maskLog) invalidate() {
+	m.mu.Lock()
+	m.mask = ""
+	m.mu.Unlock()
+}
+
+func (m *maskLog) prepare(txn *rtxn) string {
+	if txn == nil {
+		txn = m.s.begin()
+		defer m.s.abort(txn)
+	}
+	return txn.s.data["mask"]
+}
+
+func (m *maskLog) maskEvent(txn *rtxn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mask == "" {
+		m.mask = m.prepare(txn)
+	}
+}
+
+func (m *maskLog) logDecision(d *decision) { m.maskEvent(d.txn) }
+
+func (s *rstore) check(id string) {
+	txn := s.begin()
+	defer s.abort(txn)
+	s.log.logDecision(&decision{id: id, txn: txn})
+}
