@@ -75,6 +75,16 @@ func (w *walker) condTest(cond ssa.Value) (test, bool) {
 		if _, ok := x.(*ssa.Const); ok {
 			x, k = k, x
 		}
+		if _, ok := sentinelOf(x); ok {
+			x, k = k, x
+		}
+		if sv, ok := sentinelOf(k); ok { // err == ErrShutdown (sentinel.go)
+			t.key, t.val = w.condKey(x), sv
+			if c.Op == token.NEQ {
+				t.eq = !t.eq
+			}
+			return t, t.key != ""
+		}
 		kc, ok := k.(*ssa.Const)
 		if !ok {
 			return test{}, false

@@ -50,8 +50,11 @@
 //     by one branch carries that condition up (take.when, when.go): a
 //     caller holding the lock only under the same condition re-locks it
 //     there, and so does one holding it where the walk knows the
-//     condition true [double-lock]. Annotations are must-hold, as checklocks: a guarded
-//     access or a call requiring a lock needs it on every path, and a
+//     condition true [double-lock]; a comparison with a package-level
+//     error var counts as known where the caller knows the value not
+//     nil, one failure it may be (sentinel.go). Annotations are
+//     must-hold, as checklocks: a guarded access or a call requiring a
+//     lock needs it on every path, and a
 //     maybe-held lock at a return is an inconsistent return state
 //     (returns.go lists what does not count; an unannotated lock taken
 //     exactly where a parameter says is the caller's choice).

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/constant"
+	"go/types"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -147,9 +148,48 @@ func (w *walker) sourcePath(path string) string {
 		v = w.fn.FreeVars[i]
 	}
 	if v == nil {
+		if name := w.resultName(root); name != "" {
+			return name + rest
+		}
 		return path
 	}
 	return v.Name() + rest
+}
+
+// resultName names a root ("v:t46") that is a result of a call, as "the
+// error of CreateUser" or "the result of lookup"; "" for another root.
+func (w *walker) resultName(root string) string {
+	name, ok := strings.CutPrefix(root, "v:")
+	if !ok {
+		return ""
+	}
+	var call *ssa.CallCommon
+	var typ types.Type
+	switch v := w.valueNamed(name).(type) {
+	case *ssa.Extract:
+		c, ok := v.Tuple.(*ssa.Call)
+		if !ok {
+			return ""
+		}
+		call, typ = &c.Call, v.Type()
+	case *ssa.Call:
+		call, typ = &v.Call, v.Type()
+	default:
+		return ""
+	}
+	callee := ""
+	if f := call.StaticCallee(); f != nil {
+		callee = f.Name()
+	} else if call.IsInvoke() {
+		callee = call.Method.Name()
+	}
+	if callee == "" {
+		return ""
+	}
+	if types.Identical(typ, types.Universe.Lookup("error").Type()) {
+		return "the error of " + callee
+	}
+	return "the result of " + callee
 }
 
 // tagSide says whether h's condition holds on the side of ifi that leads

@@ -180,7 +180,9 @@ func condText(c cond) string {
 		op = " is not "
 	}
 	val := "nil"
-	if c.val != nil {
+	if name := sentinelName(c.val); name != "" {
+		val = name
+	} else if c.val != nil {
 		val = c.val.ExactString()
 	}
 	return path + op + val
@@ -194,7 +196,7 @@ func condText(c cond) string {
 // changed since it was tested.
 func (w *walker) decidedHere(tk take, t *target, s State) (cond, bool) {
 	c, ok := w.calleeCondition(tk, t)
-	if !ok || !condKnown(c, s) {
+	if !ok || !condKnown(c, s) && !sentinelFailure(c, s) {
 		return cond{}, false
 	}
 	if path, _, _ := strings.Cut(c.key, "#"); strings.Contains(path, ".") && w.storesField(c.key) {
@@ -223,6 +225,10 @@ func condKnown(c cond, s State) bool {
 // as it is here", or, for a nil test known from a lock held inside the
 // object, "the Account is not nil, as its lock held here shows".
 func (w *walker) decidedText(c cond, s State) string {
+	if name := sentinelName(c.val); name != "" && !condKnown(c, s) {
+		path, _, _ := strings.Cut(c.key, "#")
+		return w.sourcePath(path) + " is " + name + ", a failure it may be here, where it is not nil"
+	}
 	if !(c.val == nilConst && c.neg && holdsInside(s, c.key)) {
 		return w.condText(c) + ", as it is here"
 	}
