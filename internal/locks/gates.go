@@ -18,8 +18,8 @@ import (
 // taking it on every path (an Unlock helper runs under its caller's lock;
 // a transaction's Abort that unlocks the writer lock or the read lock by
 // the transaction's kind proves neither), or it is unexported and every
-// call of it in the package holds it. Gates are compared by class: two objects of
-// one class each gating their own pair are taken as one gate.
+// call of it in the package holds it. Gates are compared by class: two
+// objects of one class each gating their own pair are taken as one gate.
 
 // gateWitness is a function that witnessed an edge, or called a
 // function, holding the exclusive lock classes held.
