@@ -21,8 +21,10 @@ import (
 // directories, two merges into each other). Not when the function orders
 // them first (a comparison between the two parameters' values), nor
 // when it holds another lock exclusively across both (the calls are
-// serialized). Only locks the function takes itself: their objects are
-// at hand. In test code, only a function a test runs beside itself.
+// serialized), nor when the program runs it once (one call, outside any
+// loop, of a function that runs once: objects.CalledOnce). Only locks the
+// function takes itself: their objects are at hand. In test code, only a
+// function a test runs beside itself.
 
 // symSource is how a directly taken lock's object is reached from the
 // function's parameters: a template with the parameters left out, and
@@ -201,8 +203,8 @@ func (w *walker) noteSymmetric(o, h Hold, holds []Hold, pos token.Pos) {
 		return
 	}
 	first, second, ok := swapped(o.sym, h.sym)
-	if !ok || w.ordersParams(first.name, second.name) {
-		return
+	if !ok || w.ordersParams(first.name, second.name) || w.e.objs.CalledOnce(w.fn) {
+		return // a function the program runs once is never beside itself
 	}
 	for _, x := range holds {
 		if x.Class != o.Class && x.Class != "" && !x.Maybe && !x.Shared {

@@ -365,3 +365,24 @@ func markByValue(t types.Type, out map[*types.Named]bool, depth int) {
 		}
 	}
 }
+
+// CalledOnce reports whether fn, in a closed program, runs at most once:
+// its calls are all known (StaticCalls), and there is one, outside any
+// loop of a function that runs once. A method qualifies too, when no
+// interface call of the package may run it.
+func (x *Index) CalledOnce(fn *ssa.Function) bool {
+	if x.closed == nil {
+		return false
+	}
+	if _, ok := x.StaticCalls(fn); !ok {
+		return false
+	}
+	calls := x.CallsOf(fn)
+	if len(calls) != 1 || calls[0].Block() == nil || OnCycle(calls[0].Block()) {
+		return false
+	}
+	if x.single == nil {
+		x.single = x.buildSingletons()
+	}
+	return x.single.runsOnce(calls[0].Parent())
+}

@@ -320,4 +320,5 @@ func main() {
 	runSpanErrors()
 	runLogServer()
 	runNetStack()
+	runSpanTree()
 }
