@@ -119,22 +119,7 @@ func storedField(v ssa.Value, name string) ssa.Value {
 	if !ok {
 		return nil
 	}
-	var out ssa.Value
-	for _, r := range *a.Referrers() {
-		fa, ok := r.(*ssa.FieldAddr)
-		if !ok || objects.FieldName(fa.X.Type(), fa.Field) != name {
-			continue
-		}
-		for _, rr := range *fa.Referrers() {
-			if st, ok := rr.(*ssa.Store); ok && st.Addr == fa {
-				if out != nil {
-					return nil
-				}
-				out = st.Val
-			}
-		}
-	}
-	return out
+	return objects.StoredInField(a, func(fa *ssa.FieldAddr) bool { return objects.FieldName(fa.X.Type(), fa.Field) == name })
 }
 
 // freshResult reports whether v is the result of a package function that

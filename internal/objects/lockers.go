@@ -273,11 +273,16 @@ func isCondL(fa *ssa.FieldAddr) bool {
 
 // storedL returns the one value stored into the L of the Cond allocated
 // by a (&sync.Cond{L: l}), or nil.
-func storedL(a *ssa.Alloc) ssa.Value {
+func storedL(a *ssa.Alloc) ssa.Value { return StoredInField(a, isCondL) }
+
+// StoredInField returns the one value stored into a field of the object
+// allocated by a that field selects (&Info{Txn: txn}), nil when there is
+// none or more than one.
+func StoredInField(a *ssa.Alloc, field func(*ssa.FieldAddr) bool) ssa.Value {
 	var val ssa.Value
 	for _, r := range *a.Referrers() {
 		fa, ok := r.(*ssa.FieldAddr)
-		if !ok || !isCondL(fa) {
+		if !ok || !field(fa) {
 			continue
 		}
 		for _, rr := range *fa.Referrers() {
