@@ -645,14 +645,22 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 	for _, tk := range sum.takes {
 		tk.test = tk.test || viaTest
 		next := take{cond: tk.cond + step, loose: tk.loose || !t.exact, several: tk.several || t.several, leafSure: tk.leafSure && t.exact && !tk.loose}
-		nilPath, never := nilHere, false
-		if nilHere == "" && tk.nilPath != "" {
-			nilPath, never = w.passedNil(t.vals, tk.nilPath, s)
+		// The callee's nil condition in this function's terms: its
+		// parameter passed on, or never met here (passedNil).
+		passed, never := "", false
+		if tk.nilPath != "" {
+			passed, never = w.passedNil(t.vals, tk.nilPath, s)
 		}
-		if never || nilPath != "" && w.e.nilFromNoCaller(w.fn, nilPath, 0) {
+		nilPath := nilHere
+		if nilHere == "" {
+			nilPath = passed
+		}
+		if nilHere == "" && never || nilPath != "" && w.e.nilFromNoCaller(w.fn, nilPath, 0) {
 			continue // taken only where a value is nil that is never nil here
 		}
-		sure := relockSomePaths(tk, t) && !w.nilUndecided(tk, t, s)
+		// Taken only where the caller's callers pass nil, or never: not
+		// this caller's choice to call.
+		sure := relockSomePaths(tk, t) && passed == "" && !never
 		// Beyond the bounds a take goes no further up, but a certain
 		// leaf within them is still checked against what is held here.
 		// A loop run on every path is no condition for the bound: a

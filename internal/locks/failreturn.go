@@ -77,8 +77,7 @@ func afterCallError(b *ssa.BasicBlock) bool {
 // type that is one (lnd's *LinkError).
 func returnsError(fn *ssa.Function) bool {
 	res := fn.Signature.Results()
-	errType := types.Universe.Lookup("error").Type().Underlying().(*types.Interface)
-	return res.Len() > 0 && types.Implements(res.At(res.Len()-1).Type(), errType)
+	return res.Len() > 0 && types.Implements(res.At(res.Len()-1).Type(), errorType)
 }
 
 // failingReturn reports whether return block b's error result is surely
@@ -95,7 +94,7 @@ func failingReturn(b *ssa.BasicBlock) bool {
 	case *ssa.MakeInterface, *ssa.Alloc:
 		return true
 	case *ssa.UnOp:
-		if _, global := v.X.(*ssa.Global); v.Op == token.MUL && global {
+		if globalLoad(v) {
 			return true
 		}
 	case *ssa.Call:

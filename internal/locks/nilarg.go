@@ -69,17 +69,6 @@ func (w *walker) passedNil(vals []ssa.Value, path string, s State) (string, bool
 	return "", w.knownNotNil(v, s) || freshResult(v)
 }
 
-// nilUndecided reports whether tk, taken only where a value of t's is
-// nil, is not this caller's choice: it passes its own parameter there
-// (its callers choose) or a value known not nil.
-func (w *walker) nilUndecided(tk take, t *target, s State) bool {
-	if tk.nilPath == "" {
-		return false
-	}
-	p, never := w.passedNil(t.vals, tk.nilPath, s)
-	return p != "" || never
-}
-
 // nilArgKnown reports whether tk, which ft takes only where its parameter
 // is nil, is given a value there the param call pc knows is not nil: a
 // transaction's function handed the transaction (`f(&RwTx{db})`) never
@@ -141,6 +130,16 @@ func freshResult(v ssa.Value) bool {
 		}
 	}
 	return len(rets) > 0
+}
+
+// nilSideUnreached reports whether the block being walked runs only where
+// a parameter is nil that no call gives nil. The calls are checked known
+// first: most functions' are not, and nilSideParam walks the function.
+func (w *walker) nilSideUnreached() bool {
+	if _, ok := w.e.objs.StaticCalls(w.fn); !ok {
+		return false
+	}
+	return w.e.nilFromNoCaller(w.fn, w.nilSideParam(), 0)
 }
 
 // maxNilCallers bounds the callers nilFromNoCaller follows up.

@@ -2,7 +2,6 @@ package locks
 
 import (
 	"go/constant"
-	"go/token"
 	"go/types"
 	"strings"
 
@@ -26,12 +25,11 @@ var errorType = types.Universe.Lookup("error").Type().Underlying().(*types.Inter
 // sentinelOf returns the condition value standing for v, a load of a
 // package-level var whose type implements error.
 func sentinelOf(v ssa.Value) (constant.Value, bool) {
-	u, ok := v.(*ssa.UnOp)
-	if !ok || u.Op != token.MUL {
+	if !globalLoad(v) || !types.Implements(v.Type(), errorType) {
 		return nil, false
 	}
-	g, ok := u.X.(*ssa.Global)
-	if !ok || g.Pkg == nil || !types.Implements(u.Type(), errorType) {
+	g := v.(*ssa.UnOp).X.(*ssa.Global)
+	if g.Pkg == nil {
 		return nil, false
 	}
 	return constant.MakeString(sentinelPrefix + g.Pkg.Pkg.Path() + "." + g.Name()), true

@@ -174,7 +174,7 @@ func (w *walker) lockOp(op lockop.Op, lv ssa.Value, pos token.Pos, s State) Stat
 
 // acquire takes h directly in this function.
 func (w *walker) acquire(h Hold, s State) State {
-	if w.condStep() > 0 && w.e.nilFromNoCaller(w.fn, w.nilSideParam(), 0) {
+	if w.condStep() > 0 && w.nilSideUnreached() {
 		return s.with(h) // the nil side of a parameter no caller gives nil (nilarg.go)
 	}
 	if old, held := s.find(h.Path); held && w.report && !old.Opaque && !h.Opaque {
