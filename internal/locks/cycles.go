@@ -53,7 +53,7 @@ func (e *engine) reportCycles() {
 	var prod, tests []cycle
 	for _, c := range e.cycles() {
 		if c.test {
-			if e.concurrentWithTest(c) && !e.unwrittenInTest(c) {
+			if (e.concurrentWithTest(c) || e.nestedCycle(c)) && !e.unwrittenInTest(c) {
 				tests = append(tests, c)
 			}
 		} else {
@@ -177,13 +177,14 @@ func (e *engine) groupOf(x edge, test bool) groupKey {
 // key, or, in production code, the same hold and the same acquisition
 // or call made under it (a function that holds cc.mu and calls into a
 // balancer that takes three other locks closes three cycles at that one
-// call: one fix).
+// call: one fix), test code other than a test's own hold included.
 func (e *engine) inGroup(x, at edge, test bool) bool {
 	if e.groupOf(x, test) == e.groupOf(at, test) {
 		return true
 	}
 	sameSite := x.Fn == at.Fn && x.From == at.From && x.FromSub == at.FromSub && x.FromPos == at.FromPos && x.ToPos == at.ToPos
-	return sameSite && !test && local(x) && !x.declared && !at.declared && x.handed == "" && at.handed == ""
+	ownHold := test && (e.testHold(x) || e.testHold(at))
+	return sameSite && !ownHold && local(x) && !x.declared && !at.declared && x.handed == "" && at.handed == ""
 }
 
 // testHold reports whether x is a test's own hold: witnessed in a test

@@ -313,7 +313,10 @@
 //     more locks needs every edge certain; a cycle that needs an edge seen
 //     only in a _test.go file is [lock-order-test], reported when its
 //     edges can run at the same time under a test (teststart.go: the
-//     test's goroutine and those its test code starts). A cycle through an
+//     test's goroutine and those its test code starts), or when one
+//     goroutine runs it nested, an edge's call reaching the others in
+//     place (nestedcycle.go; test files' code only, no test's own hold).
+//     A cycle through an
 //     edge that breaks a declared `before` order is reported as
 //     [before-order] only. An ignore at any local witness of a cycle
 //     silences it.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/roots"
 )
 
 // A panic with a lock held leaves it locked when something recovers: the
@@ -89,8 +90,9 @@ func (e *engine) recoveredBy(fn *ssa.Function) (recoverer, bool) {
 		for _, f := range e.p.Funcs {
 			// A test that recovers a panic checks that it happens, and
 			// drops what panicked (pebble's TestErrors, injecting faults
-			// into one database after another): no program goes on.
-			if rec := deferredRecover(f); rec != nil && !e.inTest(f.Pos()) {
+			// into one database after another): no program goes on. The
+			// code a test exercises, written in its _test.go files, does.
+			if rec := deferredRecover(f); rec != nil && !(e.inTest(f.Pos()) && roots.TestHarness(e.p.Pass.Fset, f)) {
 				recs = append(recs, recoverer{fn: f, at: rec.Pos()})
 			}
 		}

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/token"
+	"go/types"
 	"maps"
 	"slices"
 
@@ -453,7 +454,53 @@ func (e *engine) inPlaceCallees(fn *ssa.Function, starts []start) []*ssa.Functio
 			}
 		}
 	}
-	return slices.DeleteFunc(e.callees(fn, false), func(f *ssa.Function) bool { return started[f] })
+	out := e.callees(fn, false)
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			if call, ok := instr.(*ssa.Call); ok {
+				out = append(out, e.handedMethods(fn, call.Common())...)
+			}
+		}
+	}
+	return slices.DeleteFunc(out, func(f *ssa.Function) bool { return started[f] })
+}
+
+// handedMethods lists the methods of the package's types that a call of
+// another package's function may run in place: those of a value passed
+// to it as an interface with methods (heap.Push(h, x) runs h's Less and
+// Swap, sort.Sort its).
+func (e *engine) handedMethods(fn *ssa.Function, c *ssa.CallCommon) []*ssa.Function {
+	callee := c.StaticCallee()
+	if callee == nil || callee.Pkg == fn.Pkg || callee.Pkg == nil {
+		return nil
+	}
+	var out []*ssa.Function
+	for _, a := range c.Args {
+		mi, ok := a.(*ssa.MakeInterface)
+		if !ok {
+			continue
+		}
+		iface, ok := mi.Type().Underlying().(*types.Interface)
+		if !ok {
+			continue
+		}
+		mset := fn.Prog.MethodSets.MethodSet(mi.X.Type())
+		for i := range iface.NumMethods() {
+			m := iface.Method(i)
+			sel := mset.Lookup(m.Pkg(), m.Name())
+			if sel == nil {
+				continue
+			}
+			obj, _ := sel.Obj().(*types.Func)
+			if obj == nil {
+				continue
+			}
+			if f := fn.Prog.FuncValue(obj); f != nil && e.p.FuncSet[e.canonical(f)] {
+				out = append(out, e.canonical(f))
+			}
+		}
+	}
+	return out
 }
 
 // goTargets lists the package functions a go statement may start.

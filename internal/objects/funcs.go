@@ -469,14 +469,18 @@ func (x *Index) containerKey(v ssa.Value, depth int) any {
 					return k
 				}
 			}
-			// A copy, append([]T(nil), s...): the elements are s's.
-			if len(c.Call.Args) == 2 && NilConstant(c.Call.Args[0]) {
+			// A copy, append([]T(nil), s...) or append([]T{}, s...):
+			// the elements are s's.
+			if len(c.Call.Args) == 2 && emptySlice(c.Call.Args[0]) {
 				if k, ok := x.containerKey(c.Call.Args[1], depth+1).(elemKey); ok {
 					if _, local := k.of.(ssa.Value); !local {
 						return k
 					}
 				}
 			}
+		}
+		if k := x.returnedContainer(c, depth); k != nil {
+			return k
 		}
 	}
 	if v.Referrers() != nil {
@@ -525,4 +529,42 @@ func (x *Index) withPackageInit() []*ssa.Function {
 		return x.funcs
 	}
 	return append(x.funcs[:len(x.funcs):len(x.funcs)], init)
+}
+
+// returnedContainer names the container a call of one package function
+// returns, when every return of it names the same one (`handlers :=
+// g.HandlerFuncs(); handlers[path](w, r)`, the map literal HandlerFuncs
+// fills): the caller's elements are the ones stored there. nil otherwise.
+func (x *Index) returnedContainer(c *ssa.Call, depth int) any {
+	callees := x.Callees(c.Common())
+	if len(callees) != 1 {
+		return nil
+	}
+	var key any
+	for _, res := range ReturnedValues(callees[0]) {
+		k := x.containerKey(res, depth+1)
+		if k == nil || (key != nil && k != key) {
+			return nil
+		}
+		key = k
+	}
+	return key
+}
+
+// emptySlice reports whether v is a slice known to be empty where it is
+// made: nil, or an empty slice literal.
+func emptySlice(v ssa.Value) bool {
+	if NilConstant(v) {
+		return true
+	}
+	sl, ok := Underlying(v).(*ssa.Slice)
+	if !ok || sl.Low != nil || sl.High != nil {
+		return false
+	}
+	a, ok := sl.X.(*ssa.Alloc)
+	if !ok {
+		return false
+	}
+	arr, ok := a.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Array)
+	return ok && arr.Len() == 0
 }

@@ -64,3 +64,25 @@ func testingParam(t types.Type) bool {
 	}
 	return false
 }
+
+// TestHarness reports whether fn belongs to a test's harness rather than
+// to code a test exercises: a test function, a function given the test's
+// *testing.T, B or F (or a testing.TB), or a closure inside one of them.
+func TestHarness(fset *token.FileSet, fn *ssa.Function) bool {
+	for ; fn != nil; fn = fn.Parent() {
+		if TestFunc(fset, fn) {
+			return true
+		}
+		for _, p := range fn.Params {
+			if testingParam(p.Type()) || testingTB(p.Type()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func testingTB(t types.Type) bool {
+	named, ok := types.Unalias(t).(*types.Named)
+	return ok && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == "testing" && named.Obj().Name() == "TB"
+}
