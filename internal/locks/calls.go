@@ -482,6 +482,7 @@ func (w *walker) call(call *ssa.CallCommon, pos token.Pos, s State) State {
 		s = w.handleMayRelease(call, s)
 	}
 	ts = w.withCommonEffects(ts, call)
+	ts = w.withCommonClassTakes(ts, call)
 	if w.report {
 		for _, t := range ts {
 			w.noteCallSite(t.fn, s.holds)

@@ -104,3 +104,47 @@ func appendNew(xs []string, x string) []string {
 	}
 	return append(xs, x)
 }
+
+// The candidates of a func value read from where several functions are
+// stored (a slice of handlers run under the lock) each reach the locked
+// object through what they captured, so no path is common to them. What
+// they all take on every path, by class, the call takes whichever runs:
+// withCommonClassTakes adds a target that carries those takes without a
+// path, a double lock only where the program makes one object of the
+// class's type (singletonHeld: istio's mesh watcher running its handlers,
+// which read the mesh back through the watcher).
+
+// withCommonClassTakes appends to the candidates of a func-value call a
+// target carrying the takes of a class every candidate makes for sure.
+func (w *walker) withCommonClassTakes(ts []target, call *ssa.CallCommon) []target {
+	if len(ts) < 2 || call.IsInvoke() || !ts[0].several || ts[0].sum != nil {
+		return ts
+	}
+	sums := make([]*funcInfo, len(ts))
+	names := make([]string, len(ts))
+	for i := range ts {
+		if sums[i] = w.e.summaryOf(ts[i].fn); sums[i] == nil {
+			return ts
+		}
+		names[i] = w.e.funcName(ts[i].fn)
+	}
+	sure := func(x take) bool { return x.Class != "" && x.cond == 0 && x.branch == 0 && !x.afterRelease && !x.loose }
+	common := &funcInfo{}
+	for _, tk := range sums[0].takes {
+		if !sure(tk) || slices.ContainsFunc(common.takes, func(x take) bool { return x.Class == tk.Class && x.Shared == tk.Shared }) {
+			continue
+		}
+		if !slices.ContainsFunc(sums[1:], func(o *funcInfo) bool {
+			return !slices.ContainsFunc(o.takes, func(x take) bool { return sure(x) && x.Class == tk.Class && x.Shared == tk.Shared })
+		}) {
+			tk.Path = ""
+			common.takes = append(common.takes, tk)
+		}
+	}
+	if len(common.takes) == 0 {
+		return ts
+	}
+	t := ts[0]
+	t.exact, t.several, t.sum, t.label = true, false, common, strings.Join(names, " or ")
+	return append(ts, t)
+}

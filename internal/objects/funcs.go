@@ -135,7 +135,7 @@ func (x *Index) funcRecord() *funcStores {
 					}
 					callee := in.Common().StaticCallee()
 					if in.Common().IsInvoke() {
-						callee = SoleImplementation(fn, in.Common()) // `s.sched.Schedule(job)`
+						callee = ReceivingImplementation(fn, in.Common()) // `s.sched.Schedule(job)`
 					}
 					if callee != nil {
 						if o := callee.Origin(); o != nil {

@@ -92,6 +92,9 @@ var soleImpls pkgCache[implKey, *types.Func]
 type implKey struct {
 	recv   types.Type
 	method string
+	// delegating: a type with the method promoted from an embedded
+	// interface counts as no implementation (see ReceivingImplementation).
+	delegating bool
 }
 
 // soleImplementation returns the method an interface call runs when its
@@ -104,14 +107,28 @@ func soleImplementation(call *ssa.Call) *ssa.Function {
 // SoleImplementation is soleImplementation for the interface call c made
 // in fn.
 func SoleImplementation(fn *ssa.Function, c *ssa.CallCommon) *ssa.Function {
+	return soleImplementationOf(fn, c, false)
+}
+
+// ReceivingImplementation is SoleImplementation where a type that has the
+// method from an embedded interface field is no candidate: it hands the
+// call on to the implementation it embeds (istio's Environment embedding
+// its mesh Watcher), so what the call receives (a handler registered through it)
+// ends up in that implementation. For following values, not effects: the
+// embedding type's value may wrap another implementation.
+func ReceivingImplementation(fn *ssa.Function, c *ssa.CallCommon) *ssa.Function {
+	return soleImplementationOf(fn, c, true)
+}
+
+func soleImplementationOf(fn *ssa.Function, c *ssa.CallCommon, delegating bool) *ssa.Function {
 	m := c.Method
 	if fn == nil || fn.Pkg == nil || m == nil || m.Pkg() != fn.Pkg.Pkg {
 		return nil
 	}
-	key := implKey{c.Value.Type(), m.Name()}
+	key := implKey{c.Value.Type(), m.Name(), delegating}
 	obj, ok := soleImpls.load(fn.Pkg, key)
 	if !ok {
-		obj = findSoleImplementation(fn.Pkg, key.recv, m.Name())
+		obj = findSoleImplementation(fn.Pkg, key.recv, m.Name(), delegating)
 		soleImpls.store(fn.Pkg, key, obj)
 	}
 	if obj == nil {
@@ -120,7 +137,7 @@ func SoleImplementation(fn *ssa.Function, c *ssa.CallCommon) *ssa.Function {
 	return fn.Prog.FuncValue(obj)
 }
 
-func findSoleImplementation(pkg *ssa.Package, recv types.Type, name string) *types.Func {
+func findSoleImplementation(pkg *ssa.Package, recv types.Type, name string, delegating bool) *types.Func {
 	iface, ok := recv.Underlying().(*types.Interface)
 	if !ok {
 		return nil
@@ -139,6 +156,9 @@ func findSoleImplementation(pkg *ssa.Package, recv types.Type, name string) *typ
 			f, ok := obj.(*types.Func)
 			if !ok {
 				continue
+			}
+			if delegating && types.IsInterface(f.Signature().Recv().Type()) {
+				continue // promoted from an embedded interface: it hands the call on
 			}
 			if found != nil || NamedOf(f.Signature().Recv().Type()) != t.Type() {
 				return nil // several implementations, or one promoted from an embedded field
