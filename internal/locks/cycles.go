@@ -212,7 +212,7 @@ func (e *engine) mostShared(cycles []cycle, wantTest bool) (edge, bool) {
 			if local(x) && (!wantTest || x.test) {
 				k := e.groupOf(x, wantTest)
 				count[k]++
-				if o, ok := byKey[k]; !ok || later(x, o) {
+				if o, ok := byKey[k]; !ok || e.representsBetter(x, o, k) {
 					byKey[k] = x
 				}
 			}
@@ -230,6 +230,18 @@ func (e *engine) mostShared(cycles []cycle, wantTest bool) (edge, bool) {
 		}
 	}
 	return best, found
+}
+
+// representsBetter reports whether x rather than o stands for the group
+// k they share: for an edge's key (test code keeps a witness per test
+// function), the witness production code's rule keeps (betterThan), so
+// that a reproduction is reported where the same code as a program is;
+// for a test's hold, the latest acquisition.
+func (e *engine) representsBetter(x, o edge, k groupKey) bool {
+	if k.fn == "" && x.key() == o.key() {
+		return x.betterThan(o)
+	}
+	return later(x, o)
 }
 
 // later orders edges by acquisition, then held position, then, for two

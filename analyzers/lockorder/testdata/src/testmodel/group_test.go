@@ -62,3 +62,46 @@ func TestSyncWhileReporting(t *testing.T) {
 	wg.Go(h.b.report)
 	wg.Wait()
 }
+
+// Two functions of the code under test witness the same order (a send
+// that registers its call, and a flush); a test that runs both beside
+// the other order is reported where production code would be: at the
+// first witness, not at whichever the test reaches last.
+
+type rpcConn struct {
+	mu      sync.Mutex
+	sending sync.Mutex
+	seq     int
+}
+
+func (c *rpcConn) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sending.Lock()
+	defer c.sending.Unlock()
+}
+
+func (c *rpcConn) send() {
+	c.sending.Lock()
+	defer c.sending.Unlock()
+	c.mu.Lock() // want `lock order inversion in test code: rpcConn.mu then rpcConn.sending in rpcConn.close .* but rpcConn.sending then rpcConn.mu in rpcConn.send .*\[lock-order-test\]`
+	c.seq++
+	c.mu.Unlock()
+}
+
+func (c *rpcConn) flush() {
+	c.sending.Lock()
+	defer c.sending.Unlock()
+	c.mu.Lock()
+	c.seq = 0
+	c.mu.Unlock()
+}
+
+func TestSendWhileClosing(t *testing.T) {
+	c := &rpcConn{}
+	var wg sync.WaitGroup
+	wg.Go(c.send)
+	wg.Go(c.flush)
+	wg.Go(c.close)
+	wg.Wait()
+}
