@@ -707,14 +707,14 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+")")
 			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && failOnly && !w.failedOnHeld(tk, t, old) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")")
-			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && sure && !w.writesShared(old.Pos, pos) {
+			} else if held && w.report && !old.Maybe && !inline && !old.Opaque && sure && !w.writesShared(old.Pos, pos, via) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+", on the paths that call "+via.last()+")")
 			} else if c, same := w.sameCondition(old, tk, t); held && w.report && same && !inline && !old.Opaque {
 				old.Maybe = false
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there as here only where "+condText(c)+",")
 			} else if c, ok := w.decidedHere(tk, t, s); held && w.report && ok && !old.Maybe && !inline && !old.Opaque {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+"), taken there where "+w.decidedText(c, s)+",")
-			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || sure && !dynBranch && !w.writesShared(old.Pos, pos)) {
+			} else if old, why := w.copiedAlias(s, h); !held && why != "" && w.report && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || sure && !dynBranch && !w.writesShared(old.Pos, pos, via)) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")"+why)
 			}
 		} else if t.exact && w.report && !tk.afterRelease {
@@ -724,7 +724,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			// some paths only when no callback's own branch decides.
 			inline := t.fn.Parent() != nil && w.e.closureEntry[t.fn] != nil
 			somePaths := sure && !dynBranch
-			if old, why := w.singletonHeld(s, h); why != "" && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || somePaths && !w.writesShared(old.Pos, pos)) {
+			if old, why := w.singletonHeld(s, h); why != "" && !inline && (tk.branch+t.cond == 0 || failOnly && !w.failedOnHeld(tk, t, old) || somePaths && !w.writesShared(old.Pos, pos, via)) {
 				w.reportRelock(old, h, pos, " by "+via.text()+" (at "+tk.At+failedText(tk, t)+")"+why)
 			}
 		}
@@ -761,11 +761,14 @@ func relockSomePaths(tk take, t *target) bool {
 // writesShared reports whether the walked function stores a constant
 // into a field of an object it did not create, or into a package
 // variable, between from and to (source positions; from outside the
-// function counts from its start): with the lock held it may be setting
-// the very state that rules out the callee's branch (`r.dirty = false;
-// r.refreshIfDirty()`, `r.names = nil`). A computed value (a counter's
-// increment) sets no such state.
-func (w *walker) writesShared(from, to token.Pos) bool {
+// function counts from its start), that the callee's branches may test:
+// with the lock held it may be setting the very state that rules out the
+// callee's branch (`r.dirty = false; r.refreshIfDirty()`, `r.names =
+// nil`). A computed value (a counter's increment) sets no such state,
+// and neither does a field no condition on the way to the take reads
+// (via: etcd's Restore resetting compactMainRev before restore resumes
+// a compaction it read from the backend; condreads.go).
+func (w *walker) writesShared(from, to token.Pos, via *callChain) bool {
 	if from < w.fn.Pos() || from > to {
 		from = w.fn.Pos()
 	}
@@ -780,9 +783,12 @@ func (w *walker) writesShared(from, to token.Pos) bool {
 			}
 			switch a := st.Addr.(type) {
 			case *ssa.Global:
-				return true
+				if w.e.condReads(via, a.Object()) {
+					return true
+				}
 			case *ssa.FieldAddr:
-				if _, local := a.X.(*ssa.Alloc); !local {
+				_, local := a.X.(*ssa.Alloc)
+				if f := lockop.FieldOf(a); !local && (f == nil || w.e.condReads(via, f)) {
 					return true
 				}
 			}

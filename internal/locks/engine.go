@@ -45,7 +45,9 @@ type engine struct {
 	tests      []*testRun
 	testStarts map[*ssa.Function]*testRun
 	testSteps  map[*ssa.Function]*testStep // stepOf's cache
-	byName     map[string]*ssa.Function
+	// condReadCache: what each callee's branches test (condreads.go).
+	condReadCache map[*ssa.Function]map[types.Object]bool
+	byName        map[string]*ssa.Function
 	// closureEntry is the caller's state where a synchronously used
 	// closure is created: the closure body is checked under it.
 	closureEntry map[*ssa.Function]*State

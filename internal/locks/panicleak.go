@@ -1,7 +1,9 @@
 package locks
 
 import (
+	"go/constant"
 	"go/token"
+	"slices"
 	"sort"
 	"strings"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/confinelint/confinelint/internal/diag"
 	"github.com/confinelint/confinelint/internal/lockop"
+	"github.com/confinelint/confinelint/internal/objects"
 	"github.com/confinelint/confinelint/internal/roots"
 )
 
@@ -19,16 +22,137 @@ import (
 // watcher's next RLock blocks for good; the fix unlocks before the
 // panic). Reported only when a function of the package that defers a
 // recover reaches the panicking one through calls: without one the
-// program dies of the panic, and nothing waits.
+// program dies of the panic, and nothing waits. A panic raised in a
+// function of the package the holder calls (up to maxPanicDepth calls
+// down) unwinds through the holder the same way (etcd's Txn holding the
+// batch lock across txn, whose failed write panics).
 
 // checkPanicHeld reports the locks this function took that are still
 // held at panic p once the pending defers have run.
 func (w *walker) checkPanicHeld(p *ssa.Panic, s State) {
-	if !w.report || !w.final || p.Block() == w.fn.Recover {
+	if !w.report || !w.final || p.Block() == w.fn.Recover || exits(p) {
 		return
 	}
-	rec, ok := w.e.recoveredBy(w.fn)
+	if call := noReturnCall(p); call != nil && w.calledPanic(call).IsValid() {
+		return // a package function that always panics: checkCalleePanic says which
+	}
+	w.reportPanicHeld(p.Pos(), "this panics", s, true)
+}
+
+// noReturnCall returns the call before p when p is the panic SSA places
+// after a call that cannot return (the vet tool builds with ctrlflow's
+// no-return facts), nil for a panic of the source.
+func noReturnCall(p *ssa.Panic) *ssa.Call {
+	mi, ok := p.X.(*ssa.MakeInterface)
 	if !ok {
+		return nil
+	}
+	c, ok := mi.X.(*ssa.Const)
+	if !ok || c.Value == nil || c.Value.Kind() != constant.String || constant.StringVal(c.Value) != "noreturn" {
+		return nil
+	}
+	instrs := p.Block().Instrs
+	i := slices.Index(instrs, ssa.Instruction(p)) - 1
+	if i >= 0 && instrs[i] == ssa.Instruction(mi) {
+		i-- // the panic's operand is made between the call and the panic
+	}
+	if i < 0 {
+		return nil
+	}
+	call, _ := instrs[i].(*ssa.Call)
+	return call
+}
+
+// exits reports whether p follows a call that ends the program or the
+// goroutine (os.Exit, log.Fatal, a logger's Fatal, runtime.Goexit,
+// t.FailNow): no caller recovers anything. A call that cannot return
+// because it panics (a Must helper) is a panic still.
+func exits(p *ssa.Panic) bool {
+	call := noReturnCall(p)
+	if call == nil {
+		return false
+	}
+	name := ""
+	if call.Call.IsInvoke() {
+		name = call.Call.Method.Name()
+	} else if f := call.Call.StaticCallee(); f != nil {
+		name = f.Name()
+	}
+	return exitNames[name]
+}
+
+// exitNames are the names of functions and methods that end the program
+// or the goroutine rather than panic.
+var exitNames = map[string]bool{
+	"Exit": true, "Fatal": true, "Fatalf": true, "Fatalln": true, "Fatalw": true,
+	"Goexit": true, "FailNow": true, "SkipNow": true, "Skip": true, "Skipf": true,
+}
+
+// checkCalleePanic reports the locks this function took that are still
+// held when a function of the package it calls panics (etcd's Txn, whose
+// txn panics on a failed write while Txn holds the backend's batch lock
+// until txnWrite.End): the panic unwinds through here with them held.
+func (w *walker) checkCalleePanic(call *ssa.Call, s State) {
+	if !w.report || !w.final || call.Block() == w.fn.Recover {
+		return
+	}
+	if at := w.calledPanic(call); at.IsValid() {
+		// Not where only net/http recovers: its recovery covers every
+		// handler's reach, so every panic under any lock down there would
+		// count (nats' gateway lock held over a json.Marshal that cannot
+		// fail): a panic of the holder's own is evidence enough there.
+		w.reportPanicHeld(call.Pos(), w.e.funcName(call.Call.StaticCallee())+" panics (at "+w.e.at(at)+")", s, false)
+	}
+}
+
+// calledPanic returns where the package function call runs panics, NoPos
+// when it does not, or is no package function.
+func (w *walker) calledPanic(call *ssa.Call) token.Pos {
+	callee := call.Call.StaticCallee()
+	if callee == nil || !w.e.p.FuncSet[w.e.canonical(callee)] {
+		return token.NoPos
+	}
+	return w.e.panicsAt(w.e.canonical(callee), 0)
+}
+
+// maxPanicDepth bounds the calls panicsAt follows down.
+const maxPanicDepth = 2
+
+// panicsAt returns where fn, or a package function it calls, panics
+// (outside a recover's block and outside a function that recovers
+// itself); NoPos when nowhere.
+func (e *engine) panicsAt(fn *ssa.Function, depth int) token.Pos {
+	if fn.Recover != nil || len(fn.Blocks) == 0 {
+		return token.NoPos
+	}
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			switch in := instr.(type) {
+			case *ssa.Panic:
+				if !exits(in) {
+					return in.Pos()
+				}
+			case *ssa.Call:
+				callee := in.Call.StaticCallee()
+				if depth >= maxPanicDepth || callee == nil || callee == fn || !e.p.FuncSet[e.canonical(callee)] {
+					continue
+				}
+				if at := e.panicsAt(e.canonical(callee), depth+1); at.IsValid() {
+					return at
+				}
+			}
+		}
+	}
+	return token.NoPos
+}
+
+// reportPanicHeld reports each lock held in s, not let go by a pending
+// defer, at pos where a panic leaves the function (what says what
+// panics), when a function of the package recovers it, or net/http
+// (byHandler).
+func (w *walker) reportPanicHeld(pos token.Pos, what string, s State, byHandler bool) {
+	rec, ok := w.e.recoveredBy(w.fn)
+	if !ok || rec.handler != "" && !byHandler {
 		return
 	}
 	for _, h := range s.holds {
@@ -44,9 +168,9 @@ func (w *walker) checkPanicHeld(p *ssa.Panic, s State) {
 			who = "net/http recovers the panic of " + w.e.funcName(rec.fn) + ", an " + rec.handler + " handler"
 			where = w.e.funcName(rec.fn) + " is run by net/http from here"
 		}
-		msg := h.Name + " taken at " + w.e.at(h.Pos) + " is still held when this panics, and " + who +
+		msg := h.Name + " taken at " + w.e.at(h.Pos) + " is still held when " + what + ", and " + who +
 			": the program goes on with " + h.Name + " locked, and its next Lock blocks for good"
-		w.e.find(p.Pos(), "lock-leak", msg,
+		w.e.find(pos, "lock-leak", msg,
 			diag.Hop{Pos: h.Pos, What: h.Name + " taken here"},
 			diag.Hop{Pos: rec.at, What: where})
 	}
@@ -62,7 +186,12 @@ func (w *walker) releasedByDefer(s State, path string) bool {
 			}
 			continue
 		}
-		if w.releasedBy(call, path) {
+		// The hold under the name the call gives it (a transaction's End
+		// releasing the batch lock its Write took through a getter).
+		if w.releasesSome(call, func(p, class string) bool {
+			o, ok := s.underOtherName(Hold{Path: p, Class: class})
+			return p == path || ok && o.Path == path
+		}) {
 			return true
 		}
 	}
@@ -158,19 +287,32 @@ func deferredRecover(fn *ssa.Function) *ssa.Call {
 	return nil
 }
 
-// recoverCall returns fn's call of the builtin recover, or nil.
+// recoverCall returns fn's call of the builtin recover, or nil; nil too
+// when fn panics again with what it recovered (pebble's Open frees its
+// memory on a panic and re-panics): the panic goes on up.
 func recoverCall(fn *ssa.Function) *ssa.Call {
 	if fn == nil {
 		return nil
 	}
+	var rec *ssa.Call
 	for _, b := range fn.Blocks {
 		for _, in := range b.Instrs {
-			if c, ok := in.(*ssa.Call); ok {
+			if c, ok := in.(*ssa.Call); ok && rec == nil {
 				if bi, ok := c.Call.Value.(*ssa.Builtin); ok && bi.Name() == "recover" {
-					return c
+					rec = c
 				}
 			}
 		}
 	}
-	return nil
+	if rec == nil {
+		return nil
+	}
+	for _, b := range fn.Blocks {
+		for _, in := range b.Instrs {
+			if p, ok := in.(*ssa.Panic); ok && objects.Underlying(p.X) == ssa.Value(rec) {
+				return nil
+			}
+		}
+	}
+	return rec
 }

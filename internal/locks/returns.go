@@ -453,10 +453,16 @@ func (w *walker) scanDeferredUnlock(path string) bool {
 
 // releasedBy reports whether a call (run exactly) releases path.
 func (w *walker) releasedBy(call *ssa.CallCommon, path string) bool {
+	return w.releasesSome(call, func(p, _ string) bool { return p == path })
+}
+
+// releasesSome reports whether a call (run exactly) releases a lock, by
+// its path in the caller's terms and class, that is matches.
+func (w *walker) releasesSome(call *ssa.CallCommon, matches func(path, class string) bool) bool {
 	for _, t := range w.targets(call) {
 		if sum := w.e.summaryOf(t.fn); t.exact && sum != nil {
 			for _, r := range sum.releases {
-				if p, ok := w.calleePath(&t, r.Path); ok && p == path {
+				if p, ok := w.calleePath(&t, r.Path); ok && matches(p, r.Class) {
 					return true
 				}
 			}
