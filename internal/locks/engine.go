@@ -45,7 +45,9 @@ type engine struct {
 	tests      []*testRun
 	testStarts map[*ssa.Function]*testRun
 	testSteps  map[*ssa.Function]*testStep // stepOf's cache
-	// condReadCache: what each callee's branches test (condreads.go).
+	// condReadCache: what each callee's branches test (condreads.go);
+	// panicCache: where each callee panics (panicleak.go, calledPanic).
+	panicCache    map[*ssa.Function]token.Pos
 	condReadCache map[*ssa.Function]map[types.Object]bool
 	byName        map[string]*ssa.Function
 	// closureEntry is the caller's state where a synchronously used

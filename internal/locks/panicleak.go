@@ -112,7 +112,16 @@ func (w *walker) calledPanic(call *ssa.Call) token.Pos {
 	if callee == nil || !w.e.p.FuncSet[w.e.canonical(callee)] {
 		return token.NoPos
 	}
-	return w.e.panicsAt(w.e.canonical(callee), 0)
+	fn := w.e.canonical(callee)
+	at, ok := w.e.panicCache[fn]
+	if !ok {
+		at = w.e.panicsAt(fn, 0)
+		if w.e.panicCache == nil {
+			w.e.panicCache = map[*ssa.Function]token.Pos{}
+		}
+		w.e.panicCache[fn] = at
+	}
+	return at
 }
 
 // maxPanicDepth bounds the calls panicsAt follows down.

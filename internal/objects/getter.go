@@ -113,9 +113,9 @@ func SoleImplementation(fn *ssa.Function, c *ssa.CallCommon) *ssa.Function {
 // ReceivingImplementation is SoleImplementation where a type that has the
 // method from an embedded interface field is no candidate: it hands the
 // call on to the implementation it embeds (istio's Environment embedding
-// its mesh Watcher), so what the call receives (a handler registered through it)
-// ends up in that implementation. For following values, not effects: the
-// embedding type's value may wrap another implementation.
+// its mesh Watcher), so what the call receives (a handler registered
+// through it) ends up in that implementation. For following values, not
+// effects: the embedding type's value may wrap another implementation.
 func ReceivingImplementation(fn *ssa.Function, c *ssa.CallCommon) *ssa.Function {
 	return soleImplementationOf(fn, c, true)
 }
