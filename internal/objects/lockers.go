@@ -55,20 +55,28 @@ func promotedLock(l Lock, ok bool) (Lock, bool) {
 	if n := len(l.Fields); n > 0 {
 		t = l.Fields[n-1].Type()
 	}
+	if f := embeddedMutex(t); f != nil {
+		l.Fields = append(slices.Clip(l.Fields), f)
+	}
+	return l, true
+}
+
+// embeddedMutex is the sync mutex field that a struct t (or *t) embeds
+// and whose Lock it promotes; nil when there is none.
+func embeddedMutex(t types.Type) *types.Var {
 	if p, isPtr := t.Underlying().(*types.Pointer); isPtr {
 		t = p.Elem()
 	}
 	st, isStruct := t.Underlying().(*types.Struct)
 	if !isStruct || lockop.IsSyncType(t) {
-		return l, true
+		return nil
 	}
 	obj, index, _ := types.LookupFieldOrMethod(types.NewPointer(t), true, nil, "Lock")
 	fn, isFn := obj.(*types.Func)
 	if !isFn || len(index) != 2 || fn.Pkg() == nil || fn.Pkg().Path() != "sync" || !st.Field(index[0]).Embedded() {
-		return l, true
+		return nil
 	}
-	l.Fields = append(slices.Clip(l.Fields), st.Field(index[0]))
-	return l, true
+	return st.Field(index[0])
 }
 
 func (x *Index) lockerOf(v ssa.Value, depth int) (Lock, bool) {
@@ -83,6 +91,9 @@ func (x *Index) lockerOf(v ssa.Value, depth int) (Lock, bool) {
 	}
 	if !types.IsInterface(v.Type()) {
 		return Lock{Base: v}, true
+	}
+	if f := x.returnedMutex(v); f != nil {
+		return Lock{Base: v, Fields: []*types.Var{f}}, true
 	}
 	load, ok := v.(*ssa.UnOp)
 	if !ok || load.Op != token.MUL {
@@ -383,4 +394,32 @@ func holdsLocker(t types.Type) bool {
 	}
 	_, isPtr := t.Underlying().(*types.Pointer)
 	return isPtr && lockop.IsCond(t)
+}
+
+// returnedMutex is the sync mutex a Locker interface value v locks when v
+// is the result of a call of the package whose every return converts a
+// value of one type that embeds the mutex and locks through it (etcd's
+// backend.BatchTx() returning its *batchTx, whose Lock is its embedded
+// sync.Mutex's): that embedded field; nil otherwise.
+func (x *Index) returnedMutex(v ssa.Value) *types.Var {
+	call, ok := v.(*ssa.Call)
+	if !ok {
+		return nil
+	}
+	callees := x.Callees(call.Common())
+	if len(callees) != 1 {
+		return nil
+	}
+	var concrete types.Type
+	for _, res := range ReturnedValues(callees[0]) {
+		mi, ok := res.(*ssa.MakeInterface)
+		if !ok || concrete != nil && !types.Identical(concrete, mi.X.Type()) {
+			return nil
+		}
+		concrete = mi.X.Type()
+	}
+	if concrete == nil {
+		return nil
+	}
+	return embeddedMutex(concrete)
 }

@@ -316,6 +316,7 @@ func main() {
 	runMeshWatcher()
 	runConfig()
 	runHooks()
+	runLessor()
 	runSite()
 	runEditor()
 	runPageTree()
