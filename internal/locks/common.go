@@ -22,11 +22,9 @@ func (w *walker) withCommonEffects(ts []target, call *ssa.CallCommon) []target {
 	if len(ts) < 2 || ts[0].exact || !call.IsInvoke() {
 		return ts
 	}
-	sums := make([]*funcInfo, len(ts))
-	for i := range ts {
-		if sums[i] = w.e.summaryOf(ts[i].fn); sums[i] == nil {
-			return ts
-		}
+	sums := w.candidateSums(ts)
+	if sums == nil {
+		return ts
 	}
 	common := commonSummary(sums)
 	if common == nil {
@@ -35,6 +33,18 @@ func (w *walker) withCommonEffects(ts []target, call *ssa.CallCommon) []target {
 	t := ts[0]
 	t.exact, t.sum, t.label = true, common, program.ObjName(call.Method, w.e.p.Pass.Pkg)
 	return append(ts, t)
+}
+
+// candidateSums returns the summary of each candidate in ts, nil when
+// one has none.
+func (w *walker) candidateSums(ts []target) []*funcInfo {
+	sums := make([]*funcInfo, len(ts))
+	for i := range ts {
+		if sums[i] = w.e.summaryOf(ts[i].fn); sums[i] == nil {
+			return nil
+		}
+	}
+	return sums
 }
 
 // commonSummary returns the takes on every path, acquires and releases of
@@ -120,12 +130,12 @@ func (w *walker) withCommonClassTakes(ts []target, call *ssa.CallCommon) []targe
 	if len(ts) < 2 || call.IsInvoke() || !ts[0].several || ts[0].sum != nil {
 		return ts
 	}
-	sums := make([]*funcInfo, len(ts))
+	sums := w.candidateSums(ts)
+	if sums == nil {
+		return ts
+	}
 	names := make([]string, len(ts))
 	for i := range ts {
-		if sums[i] = w.e.summaryOf(ts[i].fn); sums[i] == nil {
-			return ts
-		}
 		names[i] = w.e.funcName(ts[i].fn)
 	}
 	sure := func(x take) bool { return x.Class != "" && x.cond == 0 && x.branch == 0 && !x.afterRelease && !x.loose }

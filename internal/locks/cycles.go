@@ -238,7 +238,7 @@ func (e *engine) mostShared(cycles []cycle, wantTest bool) (edge, bool) {
 // that a reproduction is reported where the same code as a program is;
 // for a test's hold, the latest acquisition.
 func (e *engine) representsBetter(x, o edge, k groupKey) bool {
-	if k.fn == "" && x.key() == o.key() {
+	if k.fn == "" {
 		return x.betterThan(o)
 	}
 	return later(x, o)
