@@ -25,7 +25,10 @@ import (
 // program dies of the panic, and nothing waits. A panic raised in a
 // function of the package the holder calls (up to maxPanicDepth calls
 // down) unwinds through the holder the same way (etcd's Txn holding the
-// batch lock across txn, whose failed write panics).
+// batch lock across txn, whose failed write panics), and so does a
+// function passed in and called with the lock held (bolt's Update running
+// fn between taking its writer lock and committing). A write to a nil
+// map is a panic too, one the source does not spell.
 
 // checkPanicHeld reports the locks this function took that are still
 // held at panic p once the pending defers have run.
@@ -33,8 +36,10 @@ func (w *walker) checkPanicHeld(p *ssa.Panic, s State) {
 	if !w.report || !w.final || p.Block() == w.fn.Recover || exits(p) {
 		return
 	}
-	if call := noReturnCall(p); call != nil && w.calledPanic(call).IsValid() {
-		return // a package function that always panics: checkCalleePanic says which
+	if call := noReturnCall(p); call != nil {
+		if at, _ := w.calledPanic(call); at.IsValid() {
+			return // a package function that always panics: checkCalleePanic says which
+		}
 	}
 	w.reportPanicHeld(p.Pos(), "this panics", s, true)
 }
@@ -96,30 +101,49 @@ func (w *walker) checkCalleePanic(call *ssa.Call, s State) {
 	if !w.report || !w.final || call.Block() == w.fn.Recover {
 		return
 	}
-	if at := w.calledPanic(call); at.IsValid() {
+	if at, fn := w.calledPanic(call); at.IsValid() {
 		// Not where only net/http recovers: its recovery covers every
 		// handler's reach, so every panic under any lock down there would
 		// count (nats' gateway lock held over a json.Marshal that cannot
 		// fail): a panic of the holder's own is evidence enough there.
-		w.reportPanicHeld(call.Pos(), w.e.funcName(call.Call.StaticCallee())+" panics (at "+w.e.at(at)+")", s, false)
+		w.reportPanicHeld(call.Pos(), w.e.funcName(fn)+" panics (at "+w.e.at(at)+")", s, false)
 	}
 }
 
-// calledPanic returns where the package function call runs panics, NoPos
-// when it does not, or is no package function.
-func (w *walker) calledPanic(call *ssa.Call) token.Pos {
+// calledPanic returns where the package function call runs panics, and
+// that function; NoPos when it does not, or is no package function.
+func (w *walker) calledPanic(call *ssa.Call) (token.Pos, *ssa.Function) {
 	callee := call.Call.StaticCallee()
-	if callee == nil || !w.e.p.FuncSet[w.e.canonical(callee)] {
-		return token.NoPos
+	if callee == nil {
+		if call.Call.IsInvoke() {
+			return token.NoPos, nil
+		}
+		// A func value: the package functions it may be (a callback
+		// passed in, bolt's Update running fn); one that panics unwinds
+		// through here.
+		for _, f := range w.e.funcsOf(w.fn, call.Call.Value) {
+			if at := w.e.panicsAtCached(f); at.IsValid() {
+				return at, f
+			}
+		}
+		return token.NoPos, nil
 	}
 	fn := w.e.canonical(callee)
-	at, ok := w.e.panicCache[fn]
+	if !w.e.p.FuncSet[fn] {
+		return token.NoPos, nil
+	}
+	return w.e.panicsAtCached(fn), fn
+}
+
+// panicsAtCached is panicsAt(fn, 0), computed once per function.
+func (e *engine) panicsAtCached(fn *ssa.Function) token.Pos {
+	at, ok := e.panicCache[fn]
 	if !ok {
-		at = w.e.panicsAt(fn, 0)
-		if w.e.panicCache == nil {
-			w.e.panicCache = map[*ssa.Function]token.Pos{}
+		at = e.panicsAt(fn, 0)
+		if e.panicCache == nil {
+			e.panicCache = map[*ssa.Function]token.Pos{}
 		}
-		w.e.panicCache[fn] = at
+		e.panicCache[fn] = at
 	}
 	return at
 }
@@ -140,6 +164,10 @@ func (e *engine) panicsAt(fn *ssa.Function, depth int) token.Pos {
 			case *ssa.Panic:
 				if !exits(in) {
 					return in.Pos()
+				}
+			case *ssa.MapUpdate:
+				if c, ok := in.Map.(*ssa.Const); ok && c.IsNil() {
+					return in.Pos() // a write to a nil map
 				}
 			case *ssa.Call:
 				callee := in.Call.StaticCallee()
