@@ -351,6 +351,24 @@ func (w *walker) fresh(path string) bool {
 	return w.e.objs.Origin(w.fn, root.(ssa.Value)) != nil
 }
 
+// freshUndeclared is fresh, but not for an object a constructor returns
+// with a lock it declares held (+checklocksacquire on its result): that
+// lock is the caller's to release on every path, as checklocks checks.
+func (w *walker) freshUndeclared(path string) bool {
+	root := w.rootValue(path)
+	if root == nil {
+		return false
+	}
+	o := w.e.objs.Origin(w.fn, root.(ssa.Value))
+	if ex, ok := o.(*ssa.Extract); ok {
+		o = ex.Tuple
+	}
+	if c, ok := o.(*ssa.Call); ok && w.e.declaresAcquire(c.Call.StaticCallee()) {
+		return false
+	}
+	return o != nil
+}
+
 // throughStored reports whether the lock at rest inside v is named through
 // a field stored with a named value (objects.Through).
 func throughStored(fn *ssa.Function, v ssa.Value, rest string, at ssa.Instruction) bool {

@@ -288,6 +288,9 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 	if w.calledParam(from, v) != "" {
 		return out
 	}
+	if one := w.livePhiEdge(from, v); one != nil {
+		return w.valueTargets(out, from, one, args)
+	}
 	fns := w.e.funcsOf(from, v)
 	if len(fns) > maxCandidates {
 		return out
@@ -319,6 +322,33 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 		out = append(out, target{fn: fn, vals: candidateArgs(fn, args), exact: exact, several: len(fns) > 1})
 	}
 	return out
+}
+
+// livePhiEdge returns the one value a phi of the walked function can have
+// here, when the walk found its other edges impossible (a summary
+// specialized by `GetLeaderStatus(false)` reaching `leader :=
+// c.leaderLocked; if lock { leader = c.Leader }; leader()`); nil
+// otherwise.
+func (w *walker) livePhiEdge(from *ssa.Function, v ssa.Value) ssa.Value {
+	phi, ok := v.(*ssa.Phi)
+	if !ok || from != w.fn || phi.Parent() != w.fn || w.dead == nil {
+		return nil
+	}
+	b := phi.Block()
+	var live ssa.Value
+	for i, p := range b.Preds {
+		if !w.seen[p.Index] || w.dead[[2]int{p.Index, b.Index}] {
+			continue
+		}
+		if live != nil && live != phi.Edges[i] {
+			return nil
+		}
+		live = phi.Edges[i]
+	}
+	if live == phi {
+		return nil
+	}
+	return live
 }
 
 // globalLoad reports whether v is read from a package var.

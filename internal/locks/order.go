@@ -89,7 +89,14 @@ func (e *engine) appendCallees(out []*ssa.Function, fn *ssa.Function, instr ssa.
 		c := in.Common()
 		if c.IsInvoke() {
 			add(e.devirtualize(c))
-			for _, m := range e.implementations(c) {
+			impls := e.implementations(c)
+			if len(impls) == 0 {
+				// Another package's interface (io.Writer), resolved to
+				// the types the package stores or passes for it, as
+				// invokeTargets does: the callee is summarized first.
+				impls = e.passedImplementations(c, e.storedImplementations(c, nil))
+			}
+			for _, m := range impls {
 				add(m)
 			}
 			return out

@@ -305,7 +305,7 @@ func (w *walker) notReturnState(declared, leaked, outer map[string]bool) func(Ho
 		if w.argumentChoice(h) || otherObjectTake(h, r.state) {
 			return true
 		}
-		return w.resultPaths(r)[h.Path] || w.returned(h.Path, r) || !w.rootReaches(h.Path, r) || w.fresh(h.Path) || w.deferredUnlock(h.Path)
+		return w.resultPaths(r)[h.Path] || w.returned(h.Path, r) || !w.rootReaches(h.Path, r) || w.freshUndeclared(h.Path) || w.deferredUnlock(h.Path)
 	}
 }
 

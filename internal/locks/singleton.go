@@ -15,7 +15,7 @@ func (w *walker) singletonHeld(s State, h Hold) (Hold, string) {
 		return Hold{}, ""
 	}
 	for _, o := range s.holds {
-		if o.Class != h.Class || o.Maybe || o.Opaque || o.Keyed || o.Path == h.Path {
+		if o.Class != h.Class || o.Maybe && !w.heldToReturn(o) || o.Opaque || o.Keyed || o.Path == h.Path {
 			continue
 		}
 		v := w.e.classVars[o.Class]

@@ -22,13 +22,19 @@ func (x *Index) Origin(fn *ssa.Function, v ssa.Value) ssa.Value {
 		if o.Parent() == fn && x.constructor(o.Call.StaticCallee()) {
 			return o
 		}
+	case *ssa.Extract:
+		// c, err := NewClient(cfg): the first result of a constructor.
+		if call, ok := o.Tuple.(*ssa.Call); ok && o.Index == 0 && call.Parent() == fn && x.constructor(call.Call.StaticCallee()) {
+			return o
+		}
 	}
 	return nil
 }
 
 // constructor reports whether callee, a function of this package, returns
 // a new allocation (its first result) on every path that returns, and
-// hands it to no other code before.
+// hands it to no other code before. A nil first result (`return nil,
+// err`) is no object, and no other one either.
 func (x *Index) constructor(callee *ssa.Function) bool {
 	if callee == nil {
 		return false
@@ -43,6 +49,9 @@ func (x *Index) constructor(callee *ssa.Function) bool {
 	for _, b := range callee.Blocks {
 		r, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return)
 		if !ok || len(r.Results) == 0 || b == callee.Recover {
+			continue
+		}
+		if c, ok := r.Results[0].(*ssa.Const); ok && c.IsNil() {
 			continue
 		}
 		a, ok := Underlying(r.Results[0]).(*ssa.Alloc)

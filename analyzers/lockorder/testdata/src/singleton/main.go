@@ -325,4 +325,6 @@ func main() {
 	runLogServer()
 	runNetStack()
 	runSpanTree()
+	runRingSink()
+	runVault()
 }
