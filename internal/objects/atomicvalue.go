@@ -10,7 +10,8 @@ import (
 
 // A field of type sync/atomic.Value is a container of one element: what
 // Store puts there, Load gives back (type-asserted), as for a slice
-// field. A callback kept in one (`s.updateCallback.Store(cb)`, then
+// field; so is an atomic.Pointer (a *func stored by Store(&fn), called
+// as `(*p.Load())()`). A callback kept in one (`s.updateCallback.Store(cb)`, then
 // `cb, ok := s.updateCallback.Load().(func(...))`) is followed as one kept
 // in a plain field.
 
@@ -18,11 +19,17 @@ import (
 // c (Store or Load, by name) is made on, or nil.
 func atomicValueField(c *ssa.CallCommon, name string) *types.Var {
 	callee := c.StaticCallee()
+	if callee != nil && callee.Origin() != nil {
+		callee = callee.Origin() // atomic.Pointer[T]'s methods
+	}
 	if callee == nil || callee.Name() != name || callee.Pkg == nil || callee.Pkg.Pkg.Path() != "sync/atomic" || len(c.Args) == 0 {
 		return nil
 	}
 	recv := callee.Signature.Recv()
-	if recv == nil || NamedOf(recv.Type()) == nil || NamedOf(recv.Type()).Obj().Name() != "Value" {
+	if recv == nil || NamedOf(recv.Type()) == nil {
+		return nil
+	}
+	if n := NamedOf(recv.Type()).Obj().Name(); n != "Value" && n != "Pointer" {
 		return nil
 	}
 	fa, ok := c.Args[0].(*ssa.FieldAddr)

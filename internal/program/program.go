@@ -39,7 +39,37 @@ func New(pass *analysis.Pass, ssaRes *buildssa.SSA, set *directive.Set, decls ma
 		p.Funcs = append(p.Funcs, fn)
 		p.FuncSet[fn] = true
 	}
+	p.addInitLiterals()
 	return p
+}
+
+// addInitLiterals adds the function literals of package-level var
+// initializers (`var sysVars = []*SysVar{{Validation: func(...) {...}}}`,
+// a table of handlers), which SrcFuncs leaves out with the synthetic init
+// that builds them: they run as much as any declared function, reached
+// through the table.
+func (p *Package) addInitLiterals() {
+	if p.SSA == nil || p.SSA.Pkg == nil {
+		return
+	}
+	init := p.SSA.Pkg.Func("init")
+	if init == nil {
+		return
+	}
+	var add func(fn *ssa.Function)
+	add = func(fn *ssa.Function) {
+		if p.FuncSet[fn] {
+			return
+		}
+		p.Funcs = append(p.Funcs, fn)
+		p.FuncSet[fn] = true
+		for _, lit := range fn.AnonFuncs {
+			add(lit)
+		}
+	}
+	for _, lit := range init.AnonFuncs {
+		add(lit)
+	}
 }
 
 // Decl returns the declarations on obj: from this package's directives, or
