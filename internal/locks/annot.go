@@ -190,7 +190,7 @@ func (w *walker) finishReturns() {
 		for _, h := range r.state.holds {
 			_, atEntry := w.entry.find(h.Path)
 			_, declared := mustHold[h.Path]
-			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && (released[h.Path] || w.deferredLeak(h.Path, outer)) && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && boolTry.path != h.Path && (!w.successReturn(r) || w.releasedOnSuccess(r, h.Path)) {
+			if w.report && !h.Maybe && !h.Try && !atEntry && !declared && (released[h.Path] || w.deferredLeak(h.Path, outer) || w.loopBodyLeak(h, r)) && !w.fresh(h.Path) && !hasTry(w.info.tries, h.Path) && boolTry.path != h.Path && (!w.successReturn(r) || w.releasedOnSuccess(r, h.Path)) {
 				if w.alsoLeakedAt(leakAt, h.Path, r) {
 					continue
 				}
@@ -349,6 +349,23 @@ func (w *walker) fresh(path string) bool {
 		return false
 	}
 	return w.e.objs.Origin(w.fn, root.(ssa.Value)) != nil
+}
+
+// loopBodyLeak reports whether return r, a failure (an error result),
+// leaves a lock held that a loop body takes and unlocks each turn before
+// going round: the return leaves from the middle of the body with the
+// lock its own unlock was to let go (thrift's AcceptLoop returning the
+// accept error with p.mu held, so that Stop blocks for good). No other
+// return need release it.
+func (w *walker) loopBodyLeak(h Hold, r retState) bool {
+	if !w.unlocked[h.Path] || h.Maybe {
+		return false
+	}
+	if _, failure, ok := outcomeOf(w.fn, r); !ok || !failure {
+		return false
+	}
+	take := callAtPos(w.fn, h.Pos, nil)
+	return take != nil && objects.OnCycle(take.Block()) && !objects.OnCycle(r.ret.Block())
 }
 
 // freshUndeclared is fresh, but not for an object a constructor returns

@@ -157,6 +157,16 @@ func (w *walker) declaredOnSuccess(path string) bool {
 // successReturn reports whether r reports success (see successResult): a
 // lock still held there may be meant to go with what it returns, so only
 // failure returns holding a lock other paths release are leaks.
+// outcomeOf is outcome for fn's success result, ok false when fn has
+// none.
+func outcomeOf(fn *ssa.Function, r retState) (success, failure, ok bool) {
+	idx, successNil, ok := successResult(fn.Signature)
+	if !ok {
+		return false, false, false
+	}
+	return outcome(r, idx, successNil)
+}
+
 func (w *walker) successReturn(r retState) bool {
 	idx, successNil, ok := successResult(w.fn.Signature)
 	if !ok {
