@@ -2,6 +2,7 @@ package locks
 
 import (
 	"go/token"
+	"go/types"
 	"slices"
 	"strings"
 
@@ -77,11 +78,39 @@ func (w *walker) collectedHeld(st *ssa.Store, s State) State {
 		return s
 	}
 	for _, h := range s.holds {
-		if strings.HasPrefix(h.Path, obj+".") {
+		if rest, ok := strings.CutPrefix(h.Path, obj+"."); ok && inObject(st.Val.Type(), rest) {
 			s = s.handedOff(h.Path)
 		}
 	}
 	return s
+}
+
+// inObject reports whether the lock at path rest inside a value of type t
+// is the object's own: reached through fields held by value, not through
+// a pointer to another object (epoll's lists lock reached from a poll
+// entry appended to its ready list stays the walk's to release).
+func inObject(t types.Type, rest string) bool {
+	names := strings.Split(rest, ".")
+	for _, name := range names[:len(names)-1] {
+		st, ok := derefStruct(t)
+		if !ok {
+			return false
+		}
+		var next types.Type
+		for f := range st.Fields() {
+			if f.Name() == name {
+				next = f.Type()
+			}
+		}
+		if next == nil {
+			return false
+		}
+		if _, ptr := next.Underlying().(*types.Pointer); ptr {
+			return false
+		}
+		t = next
+	}
+	return true
 }
 
 // appended reports whether arr, an array made here, holds the elements
