@@ -267,6 +267,20 @@ func nilness(v ssa.Value) (isNil, known bool) {
 // release and returns nil).
 func alwaysNilResult(v ssa.Value) bool { return alwaysNilAt(v, 0) }
 
+// alwaysNilTest evaluates cmp, `x == nil` or `x != nil`, when x is a
+// result a callee always returns nil (alwaysNilResult): known, and
+// whether the comparison holds.
+func alwaysNilTest(cmp *ssa.BinOp) (holds, known bool) {
+	x, y := cmp.X, cmp.Y
+	if c, ok := x.(*ssa.Const); ok {
+		x, y = y, c
+	}
+	if c, ok := y.(*ssa.Const); !ok || !c.IsNil() || !alwaysNilResult(x) {
+		return false, false
+	}
+	return cmp.Op == token.EQL, true
+}
+
 // maxNilPassDepth bounds the calls an always-nil result is followed through.
 const maxNilPassDepth = 3
 
@@ -294,7 +308,14 @@ func alwaysNilAt(v ssa.Value, depth int) bool {
 	if callee == nil || len(callee.Blocks) == 0 {
 		return false
 	}
-	results := returnedAt(callee, index)
+	// Not the return of the recover block: a recovered panic's, whose
+	// results are the slots' zero values unless the function names them.
+	var results []ssa.Value
+	for _, b := range callee.Blocks {
+		if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && b != callee.Recover && index < len(ret.Results) {
+			results = append(results, ret.Results[index])
+		}
+	}
 	return len(results) > 0 && !slices.ContainsFunc(results, func(r ssa.Value) bool {
 		r = objects.Underlying(resultSlotValue(r))
 		if c, ok := r.(*ssa.Const); ok {

@@ -309,6 +309,9 @@ func (w *walker) edgeState(p, b *ssa.BasicBlock, s State) (_ State, live bool) {
 		cond, negated = u.X, !negated
 	}
 	if cmp, ok := cond.(*ssa.BinOp); ok && (cmp.Op == token.EQL || cmp.Op == token.NEQ) {
+		if isNil, known := alwaysNilTest(cmp); known && isNil != ((p.Succs[0] == b) != negated) {
+			return s, false // `if err := w.closeSegment(); err != nil` with an error that is never made
+		}
 		if (p.Succs[0] == b) != negated == (cmp.Op == token.EQL) {
 			s = w.sameObject(cmp.X, cmp.Y, s)
 		}
