@@ -7,7 +7,10 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/tools/go/ssa"
+
 	"github.com/confinelint/confinelint/facts"
+	"github.com/confinelint/confinelint/internal/lockop"
 )
 
 // edge says lock class To was taken while From was held.
@@ -117,7 +120,46 @@ func (w *walker) heldWhere(h Hold) bool {
 	// Not a flag read from shared state either (`if !s.running {`): often
 	// the gate of a protocol that keeps the two orders apart, which edges
 	// do not model.
-	return paramCond(h.tagKey) && (h.tag2Key == "" || paramCond(h.tag2Key)) && !h.Loop && !h.Lent && !h.Try && !h.leaky
+	if h.Loop || h.Lent || h.Try || h.leaky {
+		return false
+	}
+	if paramCond(h.tagKey) && (h.tag2Key == "" || paramCond(h.tag2Key)) {
+		return true
+	}
+	// A receiver's own flag (`if !c.batched { c.lock.Lock(); defer
+	// c.lock.Unlock() }`: podman's Inspect, locking unless the caller
+	// batches) when the lock is held from there to the return.
+	// Held through a Locker of the package's own (a wrapper's Lock, an
+	// inferred or opaque hold): to the return all the same.
+	direct := h
+	direct.Inferred, direct.Opaque = false, false
+	return w.modeFlag(h.tagKey) && (h.tag2Key == "" || w.modeFlag(h.tag2Key)) && w.heldToReturn(direct)
+}
+
+// modeFlag reports whether a condition key tests a field of the
+// function's receiver ("p0.batched") that the function does not set: a
+// mode its caller chose, not a gate it flips on the way (`start :=
+// !s.filling; s.filling = true`), which may keep two orders apart.
+func (w *walker) modeFlag(key string) bool {
+	path, _, _ := strings.Cut(key, "#")
+	root, field, ok := strings.Cut(path, ".")
+	if !ok || root != "p0" || field == "" || strings.Contains(field, ".") || len(w.fn.Params) == 0 {
+		return false
+	}
+	for _, b := range w.fn.Blocks {
+		for _, instr := range b.Instrs {
+			st, ok := instr.(*ssa.Store)
+			if !ok {
+				continue
+			}
+			if fa, ok := st.Addr.(*ssa.FieldAddr); ok && fa.X == w.fn.Params[0] {
+				if f := lockop.FieldOf(fa); f != nil && f.Name() == field {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // named completes x with the names of its locks and its witness text.
