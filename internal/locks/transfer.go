@@ -32,6 +32,7 @@ func (w *walker) instr(instr ssa.Instruction, s State) State {
 		}
 		w.checkBlocking(in, s)
 		w.checkCalleePanic(in, s)
+		w.checkDefersAtGoexit(in, s)
 		s = w.checkAccess(in, s) // package vars passed to the call
 		return w.resultAcquires(in, w.call(in.Common(), in.Pos(), s))
 	case *ssa.RunDefers:
