@@ -46,7 +46,9 @@ func TestKeepaliveParamsFixed(t *testing.T) {
 	}
 }
 
-type fataler interface{ Fatalf(format string, args ...any) }
+type fataler interface {
+	Fatalf(format string, args ...any)
+}
 
 type goexitT struct{ msg string }
 
