@@ -343,12 +343,16 @@ func items(d *facts.Decl) []facts.DeclItem {
 // creates (objects.Index.Origin). Its lock left held on an error return
 // dies with the object (deflate_test's syncBuffer) or goes with it to
 // whoever the object is handed to; neither is a leak of anyone's lock.
-func (w *walker) fresh(path string) bool {
+func (w *walker) fresh(path string) bool { return w.freshOrigin(path) != nil }
+
+// freshOrigin is the instruction that created the object path is rooted
+// at, when this function created it (objects.Index.Origin); nil if not.
+func (w *walker) freshOrigin(path string) ssa.Value {
 	root := w.rootValue(path)
 	if root == nil {
-		return false
+		return nil
 	}
-	return w.e.objs.Origin(w.fn, root.(ssa.Value)) != nil
+	return w.e.objs.Origin(w.fn, root.(ssa.Value))
 }
 
 // loopBodyLeak reports whether return r, a failure (an error result),
@@ -365,18 +369,14 @@ func (w *walker) loopBodyLeak(h Hold, r retState) bool {
 		return false
 	}
 	take := callAtPos(w.fn, h.Pos, nil)
-	return take != nil && objects.OnCycle(take.Block()) && !objects.OnCycle(r.ret.Block())
+	return take != nil && objects.OnCycle(take.Block())
 }
 
 // freshUndeclared is fresh, but not for an object a constructor returns
 // with a lock it declares held (+checklocksacquire on its result): that
 // lock is the caller's to release on every path, as checklocks checks.
 func (w *walker) freshUndeclared(path string) bool {
-	root := w.rootValue(path)
-	if root == nil {
-		return false
-	}
-	o := w.e.objs.Origin(w.fn, root.(ssa.Value))
+	o := w.freshOrigin(path)
 	if ex, ok := o.(*ssa.Extract); ok {
 		o = ex.Tuple
 	}

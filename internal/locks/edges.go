@@ -128,9 +128,8 @@ func (w *walker) heldWhere(h Hold) bool {
 	}
 	// A receiver's own flag (`if !c.batched { c.lock.Lock(); defer
 	// c.lock.Unlock() }`: podman's Inspect, locking unless the caller
-	// batches) when the lock is held from there to the return.
-	// Held through a Locker of the package's own (a wrapper's Lock, an
-	// inferred or opaque hold): to the return all the same.
+	// batches) when the lock is held from there to the return, also
+	// through a Locker of the package's own (an inferred or opaque hold).
 	direct := h
 	direct.Inferred, direct.Opaque = false, false
 	return w.modeFlag(h.tagKey) && (h.tag2Key == "" || w.modeFlag(h.tag2Key)) && w.heldToReturn(direct)

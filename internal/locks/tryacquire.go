@@ -154,9 +154,6 @@ func (w *walker) declaredOnSuccess(path string) bool {
 	return fail > 0
 }
 
-// successReturn reports whether r reports success (see successResult): a
-// lock still held there may be meant to go with what it returns, so only
-// failure returns holding a lock other paths release are leaks.
 // outcomeOf is outcome for fn's success result, ok false when fn has
 // none.
 func outcomeOf(fn *ssa.Function, r retState) (success, failure, ok bool) {
@@ -167,12 +164,11 @@ func outcomeOf(fn *ssa.Function, r retState) (success, failure, ok bool) {
 	return outcome(r, idx, successNil)
 }
 
+// successReturn reports whether r reports success (see successResult): a
+// lock still held there may be meant to go with what it returns, so only
+// failure returns holding a lock other paths release are leaks.
 func (w *walker) successReturn(r retState) bool {
-	idx, successNil, ok := successResult(w.fn.Signature)
-	if !ok {
-		return false
-	}
-	success, _, _ := outcome(r, idx, successNil)
+	success, _, _ := outcomeOf(w.fn, r)
 	return success
 }
 

@@ -11,9 +11,10 @@ import (
 // A field of type sync/atomic.Value is a container of one element: what
 // Store puts there, Load gives back (type-asserted), as for a slice
 // field; so is an atomic.Pointer (a *func stored by Store(&fn), called
-// as `(*p.Load())()`). A callback kept in one (`s.updateCallback.Store(cb)`, then
-// `cb, ok := s.updateCallback.Load().(func(...))`) is followed as one kept
-// in a plain field.
+// as `(*p.Load())()`). A callback kept in one
+// (`s.updateCallback.Store(cb)`, then `cb, ok :=
+// s.updateCallback.Load().(func(...))`) is followed as one kept in a
+// plain field.
 
 // atomicValueField returns the field whose atomic.Value the method call
 // c (Store or Load, by name) is made on, or nil.
