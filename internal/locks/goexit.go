@@ -29,13 +29,13 @@ const maxGoexitDepth = 2
 // defers run: runtime.Goexit, a testing method that calls it, a method
 // of the package's one implementation of an interface (a test's own
 // tester) or a package function whose every path ends in one.
-func (w *walker) endsGoroutine(call *ssa.CallCommon, depth int) bool {
+func (e *engine) endsGoroutine(call *ssa.CallCommon, depth int) bool {
 	if call.IsInvoke() {
 		if pkg := call.Method.Pkg(); pkg != nil && pkg.Path() == "testing" && goexitNames[call.Method.Name()] {
 			return true // testing.TB
 		}
-		impls := w.e.implementations(call)
-		return len(impls) == 1 && depth < maxGoexitDepth && w.e.alwaysGoexits(impls[0], depth+1)
+		impls := e.implementations(call)
+		return len(impls) == 1 && depth < maxGoexitDepth && e.alwaysGoexits(impls[0], depth+1)
 	}
 	callee := call.StaticCallee()
 	if callee == nil {
@@ -49,7 +49,7 @@ func (w *walker) endsGoroutine(call *ssa.CallCommon, depth int) bool {
 			return goexitNames[callee.Name()]
 		}
 	}
-	return depth < maxGoexitDepth && w.e.p.FuncSet[w.e.canonical(callee)] && w.e.alwaysGoexits(w.e.canonical(callee), depth+1)
+	return depth < maxGoexitDepth && e.p.FuncSet[e.canonical(callee)] && e.alwaysGoexits(e.canonical(callee), depth+1)
 }
 
 // alwaysGoexits reports whether every path of fn reaches a call that ends
@@ -58,11 +58,10 @@ func (e *engine) alwaysGoexits(fn *ssa.Function, depth int) bool {
 	if len(fn.Blocks) == 0 {
 		return false
 	}
-	w := &walker{e: e, fn: fn}
 	var exits []*ssa.BasicBlock
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
-			if c, ok := instr.(*ssa.Call); ok && w.endsGoroutine(&c.Call, depth) {
+			if c, ok := instr.(*ssa.Call); ok && e.endsGoroutine(&c.Call, depth) {
 				exits = append(exits, b)
 				break
 			}
@@ -95,7 +94,7 @@ func (e *engine) alwaysGoexits(fn *ssa.Function, depth int) bool {
 // then). The defers run last registered first: an unlock deferred after
 // the Close lets the lock go before the Close takes it.
 func (w *walker) checkDefersAtGoexit(call *ssa.Call, s State) {
-	if !w.final || !w.report || len(s.defers) == 0 || len(s.holds) == 0 || !w.endsGoroutine(&call.Call, 0) {
+	if !w.final || !w.report || len(s.defers) == 0 || len(s.holds) == 0 || !w.e.endsGoroutine(&call.Call, 0) {
 		return
 	}
 	for i := len(s.defers) - 1; i >= 0 && len(s.holds) > 0; i-- {
