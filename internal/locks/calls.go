@@ -704,7 +704,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 			continue
 		}
 		via := tk.Via.push(name)
-		dynBranch := tk.dynBranch || t.dynamic && tk.branch > 0 && w.e.branchesOnArgs(t.fn)
+		dynBranch := tk.dynBranch || t.dynamic && tk.branch > 0 && w.e.branchesOnArgs(t.fn, tk.Pos)
 		// Every branch of the callee's down to the take a failure.
 		failOnly := tk.failed != "" && tk.branch > 0 && t.cond == 0 && t.exact && !tk.loose
 		h := Hold{Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, Sub: tk.Sub, Fresh: tk.fresh, leaf: tk.leaf}

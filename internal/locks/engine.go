@@ -106,7 +106,7 @@ type engine struct {
 	chanCaps           map[string]bool            // channel identity -> every make of it is buffered
 	chanHomes          map[string]string          // local channel identity -> the field or var it is kept in
 	wrappers           map[*ssa.Function]*wrapper // formatting wrappers, memo of formatWrapper
-	argBranches        map[*ssa.Function]bool     // memo of branchesOnArgs
+	argBranches        map[posIn]bool             // memo of branchesOnArgs
 	tableUnlockClasses map[string]bool            // locktable.go
 	aliases            map[*types.Named][]aliasPair
 	cur                *ssa.Function    // the function being walked, for fallback positions

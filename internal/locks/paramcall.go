@@ -336,7 +336,18 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 		}
 		where := " (at " + tk.At + ")"
 		if somePaths {
-			relock = false
+			// Against ours only when the callee runs the function on
+			// every path (sync.Once.Do): then the branches down to the
+			// take are the callers' choices, as for a static call.
+			// A library callee's own conditions are none of ours.
+			decides := chain
+			if pc.library {
+				decides = chainOf(append([]string{fname}, tk.Via.names()...))
+			}
+			relock = ft.exact && branch-failStep-w.branchStep() == 0 && !w.writesShared(token.NoPos, pos, decides)
+			if literal {
+				relock = ft.exact && pc.branch-failStep == 0 && !w.e.checkedUnderCaller(ft.fn) && !w.writesShared(token.NoPos, pos, decides)
+			}
 			where = " (at " + tk.At + ", on the paths that call " + chain.last() + ")"
 		} else if relock && pc.fail != "" {
 			where = " (at " + tk.At + ", on the path where " + pc.fail + " fails)"
@@ -392,6 +403,12 @@ func (w *walker) paramRelock(h Hold, held []Hold, s State, must bool, pos token.
 		inCallee.holds = slices.DeleteFunc(slices.Clone(held), func(o Hold) bool { return o.Path == "" })
 		if o, why := w.singletonHeld(inCallee, h); why != "" {
 			w.reportRelock(o, h, pos, via+why)
+			return false
+		}
+		// Or ours, when the take is certain (as in callTakes).
+		if o, why := w.singletonHeld(s, h); must && why != "" && !o.Opaque {
+			w.reportRelock(o, h, pos, via+why)
+			return true
 		}
 		return false
 	}

@@ -327,4 +327,6 @@ func main() {
 	runSpanTree()
 	runRingSink()
 	runVault()
+	runProviders()
+	runMeters()
 }
