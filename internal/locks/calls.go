@@ -763,6 +763,7 @@ func (w *walker) callTakes(t *target, sum *funcInfo, pos token.Pos, s State) {
 		}
 		if w.report && !deep {
 			w.edgesTo(s, h, pos, via, t.exact && tk.eachTurn(), tk.test)
+			w.candidateTreeSteps(t, tk, h, s, pos, via)
 		}
 		nt := take{Path: h.Path, Class: tk.Class, Name: tk.Name, Shared: tk.Shared, Pos: pos, At: tk.At, leaf: tk.leaf, Via: via, afterRelease: s.outer, released: s.outerRel, cond: next.cond, own: step - t.cond, branch: tk.branch + stepBranch, ownBranch: stepBranch - t.cond, loose: next.loose, several: next.several, test: tk.test, Sub: h.Sub, elemOf: h.elemOf, fresh: tk.fresh || w.private(h), leafSure: next.leafSure, deep: deep, dynBranch: dynBranch, writerAlong: h.writerAlong, nilPath: nilPath}
 		w.failedTake(&nt, tk, t, failure)

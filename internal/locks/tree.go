@@ -55,6 +55,33 @@ func (w *walker) noteTreeStep(o, h Hold, site edgeSite, must bool) {
 	w.e.treeSteps[o.Class] = append(w.e.treeSteps[o.Class], step)
 }
 
+// candidateTreeSteps records the tree steps of an interface method's
+// candidate: which one runs is not known, but if it is this one, its
+// receiver is the interface value, and the lock it takes is that value's
+// (a directory's parent kept as a childCloser, which a directory or the
+// root implements). Only the tree's direction is recorded: no edge, no
+// double lock.
+func (w *walker) candidateTreeSteps(t *target, tk take, h Hold, s State, pos token.Pos, via *callChain) {
+	if t.exact || t.at == nil || h.Path != "" || tk.Path == "" {
+		return
+	}
+	call, ok := t.at.(ssa.CallInstruction)
+	if !ok || !call.Common().IsInvoke() {
+		return
+	}
+	p, ok := w.calleePath(t, tk.Path)
+	if !ok || p == "" {
+		return
+	}
+	h.Path = p
+	site := edgeSite{fn: w.e.funcName(w.fn), pos: pos, via: via.text(), test: tk.test || w.e.inTest(pos)}
+	for _, o := range s.holds {
+		if o.Class == h.Class && !distinctValueSubs(o, h) {
+			w.noteTreeStep(o, h, site, false)
+		}
+	}
+}
+
 // repeatedField returns F when rest is ".F", ".F.F", ...: the parent,
 // the grandparent; "" otherwise.
 func repeatedField(rest string) string {
