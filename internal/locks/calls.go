@@ -420,12 +420,14 @@ func fieldLoad(v ssa.Value) *ssa.FieldAddr {
 }
 
 // funcsOf lists the package functions a func value may hold, method
-// values as their methods (objects.FuncsOf).
+// values and method expressions as their methods (objects.FuncsOf).
 func (e *engine) funcsOf(from *ssa.Function, v ssa.Value) []*ssa.Function {
 	var out []*ssa.Function
 	for _, f := range e.objs.FuncsOf(from, v) {
 		if m := e.boundMethod(f); m != nil {
 			f = m
+		} else if m := e.thunkMethod(f); m != nil {
+			f = m // (*T).m stored as a func: the method, receiver first
 		}
 		if f = e.canonical(f); e.p.FuncSet[f] && !slices.Contains(out, f) {
 			out = append(out, f)
