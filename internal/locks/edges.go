@@ -53,11 +53,16 @@ type edge struct {
 // production code calls a test's fake through an interface), and checks
 // declared //confined:before orders.
 func (w *walker) edgesTo(s State, h Hold, pos token.Pos, via *callChain, must, testCode bool) {
+	w.edgesFrom(s.holds, h, w.siteAt(pos, via, testCode), must)
+}
+
+// siteAt is the walked function's edge site at pos, reached through via.
+func (w *walker) siteAt(pos token.Pos, via *callChain, testCode bool) edgeSite {
 	site := edgeSite{fn: w.e.funcName(w.fn), pos: pos, test: testCode || w.e.inTest(pos)}
 	if via != nil {
 		site.via = via.text()
 	}
-	w.edgesFrom(s.holds, h, site, must)
+	return site
 }
 
 // edgeSite is where an edge is witnessed: the function, the position of

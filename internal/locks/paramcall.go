@@ -344,10 +344,11 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 			if pc.library {
 				decides = chainOf(append([]string{fname}, tk.Via.names()...))
 			}
-			relock = ft.exact && branch-failStep-w.branchStep() == 0 && !w.writesShared(token.NoPos, pos, decides)
+			runsSure := branch-failStep-w.branchStep() == 0
 			if literal {
-				relock = ft.exact && pc.branch-failStep == 0 && !w.e.checkedUnderCaller(ft.fn) && !w.writesShared(token.NoPos, pos, decides)
+				runsSure = pc.branch-failStep == 0 && !w.e.checkedUnderCaller(ft.fn)
 			}
+			relock = ft.exact && runsSure && !w.writesShared(token.NoPos, pos, decides)
 			where = " (at " + tk.At + ", on the paths that call " + chain.last() + ")"
 		} else if relock && pc.fail != "" {
 			where = " (at " + tk.At + ", on the path where " + pc.fail + " fails)"
@@ -393,7 +394,8 @@ func (w *walker) paramTakes(ft *target, fsum *funcInfo, pc paramCall, held []Hol
 
 // paramRelock reports h, taken by a function passed to a call, when the
 // callee holds the same lock at the call of it, or, when must (every step
-// a loop's iteration or certain), the caller does; it says whether it
+// a loop's iteration or certain, or the callers' choices below a callee
+// that runs the function for sure), the caller does; it says whether it
 // reported the caller's lock taken again.
 func (w *walker) paramRelock(h Hold, held []Hold, s State, must bool, pos token.Pos, via string) bool {
 	if h.Path == "" {

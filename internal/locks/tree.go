@@ -74,7 +74,7 @@ func (w *walker) candidateTreeSteps(t *target, tk take, h Hold, s State, pos tok
 		return
 	}
 	h.Path = p
-	site := edgeSite{fn: w.e.funcName(w.fn), pos: pos, via: via.text(), test: tk.test || w.e.inTest(pos)}
+	site := w.siteAt(pos, via, tk.test)
 	for _, o := range s.holds {
 		if o.Class == h.Class && !distinctValueSubs(o, h) {
 			w.noteTreeStep(o, h, site, false)
