@@ -46,14 +46,16 @@ var formatFuncs = map[string]map[string]int{
 
 // formatted appends to out, whose first target is the callee of a call
 // with arguments args (an interface call's receiver first), the String
-// and Error methods the callee calls on its operands, and the MarshalJSON
-// method of what it marshals (marshal.go).
+// and Error methods the callee calls on its operands, the MarshalJSON
+// method of what it marshals (marshal.go) and the Write method of the
+// writer it writes to (written.go).
 func (e *engine) formatted(args []ssa.Value, out []target) []target {
 	fn := out[0].fn
 	if fn.Pkg == nil || len(args) == 0 {
 		return out
 	}
 	out = e.marshalled(fn, args, out)
+	out = e.written(fn, args, out)
 	format, cond, ok := e.formatIndex(fn, 0)
 	if !ok || format >= len(args)-1 {
 		return out

@@ -230,11 +230,13 @@ func (x *Index) buildSingletons() *singletons {
 					}
 				}
 				if a, ok := instr.(*ssa.Alloc); ok {
-					allocs = append(allocs, a)
+					if literalCopy(a) == nil {
+						allocs = append(allocs, a)
+					}
 					// What the object holds by value is made with it.
 					markByValue(a.Type().(*types.Pointer).Elem().Underlying(), s.byVal, 0)
 				}
-				if v, ok := instr.(ssa.Value); ok {
+				if v, ok := instr.(ssa.Value); ok && !copiesLiteral(v) {
 					noteType(v.Type())
 				}
 			}
@@ -385,4 +387,46 @@ func (x *Index) CalledOnce(fn *ssa.Function) bool {
 		x.single = x.buildSingletons()
 	}
 	return x.single.runsOnce(calls[0].Parent())
+}
+
+// literalCopy returns the load of a composite literal's temporary that
+// only initializes a variable (`res := LRU{...}`: SSA builds the literal
+// in a local, loads it and stores it into res): the literal and its copy
+// are one object, res's. nil for any other allocation.
+func literalCopy(a *ssa.Alloc) *ssa.UnOp {
+	if a.Heap || a.Comment != "complit" {
+		return nil
+	}
+	var load *ssa.UnOp
+	for _, r := range *a.Referrers() {
+		switch r := r.(type) {
+		case *ssa.FieldAddr, *ssa.IndexAddr, *ssa.DebugRef:
+		case *ssa.UnOp:
+			if load != nil || r.Op != token.MUL {
+				return nil
+			}
+			load = r
+		default:
+			return nil
+		}
+	}
+	if load == nil || len(*load.Referrers()) != 1 {
+		return nil
+	}
+	if st, ok := (*load.Referrers())[0].(*ssa.Store); !ok || st.Val != load {
+		return nil
+	} else if _, ok := st.Addr.(*ssa.Alloc); !ok {
+		return nil
+	}
+	return load
+}
+
+// copiesLiteral reports whether v is the load literalCopy finds.
+func copiesLiteral(v ssa.Value) bool {
+	u, ok := v.(*ssa.UnOp)
+	if !ok {
+		return false
+	}
+	a, ok := u.X.(*ssa.Alloc)
+	return ok && literalCopy(a) == u
 }

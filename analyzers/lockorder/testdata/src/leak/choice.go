@@ -28,14 +28,35 @@ func (t *Txn) Commit() {
 	}
 }
 
-// A field's value is not the caller's choice: reported.
+// A flag of the receiver that the function does not set is a mode its
+// caller chose, as a parameter is (logrus's MutexWrap, locking unless
+// the logger was told not to).
 type Journal struct {
 	mu     sync.Mutex
 	strict bool
 }
 
-func (j *Journal) begin() { // want `the function returns with different locks held on different paths: Journal.mu \(taken at choice.go:\d+\) held on some return paths only \[inconsistent-return\]`
+func (j *Journal) begin() {
 	if j.strict {
 		j.mu.Lock()
+	}
+}
+
+func (j *Journal) end() {
+	if j.strict {
+		j.mu.Unlock()
+	}
+}
+
+// A flag the function flips itself is no mode: reported.
+type Recorder struct {
+	mu      sync.Mutex
+	started bool
+}
+
+func (r *Recorder) start() { // want `the function returns with different locks held on different paths: Recorder.mu \(taken at choice.go:\d+\) held on some return paths only \[inconsistent-return\]`
+	if !r.started {
+		r.started = true
+		r.mu.Lock()
 	}
 }

@@ -329,4 +329,5 @@ func main() {
 	runVault()
 	runProviders()
 	runMeters()
+	runExpiring()
 }
