@@ -317,8 +317,9 @@ func (w *walker) valueTargets(out []target, from *ssa.Function, v ssa.Value, arg
 		}
 		// The one function a container's elements ever hold is the
 		// callee, as for a field (a hook appended by a setter); so is
-		// the one a package var ever holds (`fsNewFs = NewFs`).
-		exact := len(fns) == 1 && (w.e.objs.IsElement(from, v) || globalLoad(v))
+		// the one a package var ever holds (`fsNewFs = NewFs`), and
+		// the one a local variable closures capture ever holds.
+		exact := len(fns) == 1 && (w.e.objs.IsElement(from, v) || globalLoad(v) || w.e.objs.LocalCell(from, v))
 		out = append(out, target{fn: fn, vals: candidateArgs(fn, args), exact: exact, several: len(fns) > 1})
 	}
 	return out

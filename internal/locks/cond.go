@@ -53,6 +53,36 @@ func (s State) learn(key string, val constant.Value) State {
 	return s
 }
 
+// retaking drops, when lockPath was released on every path here and is
+// taken again, what is known of the fields and elements of its object:
+// while it was let go another goroutine could change them, so the check
+// made again once it is held (`RLock; done := x.done; RUnlock; if done {
+// return }; Lock; if x.done { return }`) may go either way. What was
+// learned about them without ever letting that lock go (a caller's mode,
+// `if !c.batched { c.lock.Lock() }`) stays.
+func (s State) retaking(lockPath string) State {
+	if !s.wasReleased(lockPath) {
+		return s
+	}
+	object := objectOf(lockPath) + "."
+	var kept []fact
+	for i, f := range s.facts {
+		if strings.HasPrefix(f.key, object) || strings.HasPrefix(f.key, "("+object) {
+			if kept == nil {
+				kept = slices.Clone(s.facts[:i])
+			}
+			continue
+		}
+		if kept != nil {
+			kept = append(kept, f)
+		}
+	}
+	if kept != nil {
+		s.facts = kept
+	}
+	return s
+}
+
 // test is what a branch condition tests: key == val (or, when eq is
 // false, key != val).
 type test struct {

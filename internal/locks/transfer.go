@@ -229,7 +229,7 @@ func (w *walker) acquire(h Hold, s State) State {
 		w.info.addTake(tk)
 		w.noteSite(tk)
 	}
-	s = s.taking(h.Class)
+	s = s.taking(h.Class).retaking(h.Path)
 	if old, held := s.find(h.Path); held && !old.Maybe {
 		w.doubled[h.Path] = true
 		old.Extra++

@@ -215,6 +215,13 @@ func (r *funcWalk) value(fn *ssa.Function, v ssa.Value, depth int) {
 			r.pointee(fn, p, depth+1)
 			return
 		}
+		// A func variable captured by a closure lives in a cell, read
+		// and written through its address: every func stored into it
+		// (`h := c.pick(); ...; go func() { h(c) }()`).
+		if r.x.LocalCell(fn, u) {
+			r.pointee(fn, u.X, depth+1)
+			return
+		}
 	case *ssa.Call:
 		if atomicLoaded(u) != nil {
 			break // an atomic.Value's Load: a container read, below
@@ -265,10 +272,8 @@ func (r *funcWalk) pointee(fn *ssa.Function, p ssa.Value, depth int) {
 	}
 	fn, p = r.x.Resolve(fn, p)
 	if a, ok := p.(*ssa.Alloc); ok {
-		for _, ref := range *a.Referrers() {
-			if st, ok := ref.(*ssa.Store); ok && st.Addr == a {
-				r.value(fn, st.Val, depth+1)
-			}
+		for _, st := range cellStores(a) {
+			r.value(st.Fn, st.Val, depth+1)
 		}
 		return
 	}
@@ -277,6 +282,47 @@ func (r *funcWalk) pointee(fn *ssa.Function, p ssa.Value, depth int) {
 			r.pointee(pl.Fn, pl.Val, depth+1)
 		}
 	}
+}
+
+// cellStores lists the values stored into the local variable a: through
+// its own address, and through the free variable of each closure that
+// captures it (one level of closures).
+func cellStores(a *ssa.Alloc) []Placed {
+	var out []Placed
+	for _, ref := range *a.Referrers() {
+		switch ref := ref.(type) {
+		case *ssa.Store:
+			if ref.Addr == a {
+				out = append(out, Placed{a.Parent(), ref.Val})
+			}
+		case *ssa.MakeClosure:
+			fn, _ := ref.Fn.(*ssa.Function)
+			for i, b := range ref.Bindings {
+				if b != a || fn == nil || i >= len(fn.FreeVars) {
+					continue
+				}
+				for _, fref := range *fn.FreeVars[i].Referrers() {
+					if st, ok := fref.(*ssa.Store); ok && st.Addr == fn.FreeVars[i] {
+						out = append(out, Placed{fn, st.Val})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// LocalCell reports whether v, a value of fn, is read from a func
+// variable of fn (or of the function whose closure fn is) that closures
+// capture: every func it holds is one stored into it in those functions.
+func (x *Index) LocalCell(fn *ssa.Function, v ssa.Value) bool {
+	u, ok := Underlying(v).(*ssa.UnOp)
+	if !ok || u.Op != token.MUL || !isFuncPointer(u.X.Type()) {
+		return false
+	}
+	_, cell := x.Resolve(fn, u.X)
+	a, ok := cell.(*ssa.Alloc)
+	return ok && IsCell(a)
 }
 
 // isFuncPointer reports whether t is a pointer to a func type.

@@ -330,4 +330,5 @@ func main() {
 	runProviders()
 	runMeters()
 	runExpiring()
+	runStateHooks()
 }
