@@ -314,7 +314,8 @@ func cellStores(a *ssa.Alloc) []Placed {
 
 // LocalCell reports whether v, a value of fn, is read from a func
 // variable of fn (or of the function whose closure fn is) that closures
-// capture: every func it holds is one stored into it in those functions.
+// capture: what it holds is what cellStores lists (a closure nested in
+// such a closure that stores into it is not seen: accepted, as rare).
 func (x *Index) LocalCell(fn *ssa.Function, v ssa.Value) bool {
 	u, ok := Underlying(v).(*ssa.UnOp)
 	if !ok || u.Op != token.MUL || !isFuncPointer(u.X.Type()) {
