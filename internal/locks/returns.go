@@ -362,15 +362,16 @@ func (w *walker) callersChoice(h Hold) bool {
 // held at a return exactly where a parameter says so: `func (db *MemDB)
 // Txn(write bool) *Txn { if write { db.writer.Lock() } ... }` acquires on
 // request (go-memdb), the caller's choice as for a closure run in place;
-// or where a flag of the receiver the function does not set says so, a
-// mode the caller chose (logrus's MutexWrap: `if !mw.disabled {
-// mw.lock.Lock() }`). A lock annotations rely on keeps checklocks' rule:
-// one state on every return.
+// in a Locker's own Lock method, also where a flag of the receiver the
+// method does not set says so, a mode the owner chose (logrus's
+// MutexWrap: `if !mw.disabled { mw.lock.Lock() }`; any other function
+// locking on a field's say is reported). A lock annotations rely on keeps
+// checklocks' rule: one state on every return.
 func (w *walker) argumentChoice(h Hold) bool {
 	if !h.Maybe || h.tagKey == "" || h.tag2Key != "" || strings.Contains(h.tagKey, "==") || w.e.guardsAnnotated(h.Class) {
 		return false // untagged, two conditions, a comparison of two values, annotated
 	}
-	return paramCond(h.tagKey) || w.modeFlag(h.tagKey)
+	return paramCond(h.tagKey) || lockerMethod(w.fn) && w.modeFlag(h.tagKey)
 }
 
 // returned reports whether path is a lock inside a value return r hands

@@ -28,35 +28,49 @@ func (t *Txn) Commit() {
 	}
 }
 
-// A flag of the receiver that the function does not set is a mode its
-// caller chose, as a parameter is (logrus's MutexWrap, locking unless
-// the logger was told not to).
+// A field's value is not the caller's choice: reported.
 type Journal struct {
 	mu     sync.Mutex
 	strict bool
 }
 
-func (j *Journal) begin() {
+func (j *Journal) begin() { // want `the function returns with different locks held on different paths: Journal.mu \(taken at choice.go:\d+\) held on some return paths only \[inconsistent-return\]`
 	if j.strict {
 		j.mu.Lock()
 	}
 }
 
-func (j *Journal) end() {
-	if j.strict {
-		j.mu.Unlock()
+// A Locker's own Lock method that locks unless its owner turned locking
+// off (logrus's MutexWrap): the mode is the owner's, a flag the method
+// does not set, and Unlock follows the same flag.
+type MutexWrap struct {
+	lock     sync.Mutex
+	disabled bool
+}
+
+func (mw *MutexWrap) Lock() {
+	if !mw.disabled {
+		mw.lock.Lock()
 	}
 }
 
-// A flag the function flips itself is no mode: reported.
-type Recorder struct {
+func (mw *MutexWrap) Unlock() {
+	if !mw.disabled {
+		mw.lock.Unlock()
+	}
+}
+
+// A Lock method whose flag it flips itself is no mode: reported.
+type OnceLock struct {
 	mu      sync.Mutex
 	started bool
 }
 
-func (r *Recorder) start() { // want `the function returns with different locks held on different paths: Recorder.mu \(taken at choice.go:\d+\) held on some return paths only \[inconsistent-return\]`
-	if !r.started {
-		r.started = true
-		r.mu.Lock()
+func (o *OnceLock) Lock() { // want `the function returns with different locks held on different paths: OnceLock.mu \(taken at choice.go:\d+\) held on some return paths only \[inconsistent-return\]`
+	if !o.started {
+		o.started = true
+		o.mu.Lock()
 	}
 }
+
+func (o *OnceLock) Unlock() {}
