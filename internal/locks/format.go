@@ -337,6 +337,25 @@ func (e *engine) implicitCall(t types.Type, sel *types.Selection, obj *types.Fun
 	return e.canonical(fn), ptrRecv && ptrT && len(sel.Index()) == 1
 }
 
+// implicitMethod returns the method name of the concrete type t that a
+// library calls on a value of it (encoding/json's MarshalJSON, fmt.Fprint's
+// Write), when it has params parameters and results results; exact as
+// implicitCall says.
+func (e *engine) implicitMethod(t types.Type, name string, params, results int) (*ssa.Function, bool) {
+	if types.IsInterface(t) {
+		return nil, false
+	}
+	sel := e.p.SSA.Pkg.Prog.MethodSets.MethodSet(t).Lookup(nil, name)
+	if sel == nil {
+		return nil, false
+	}
+	obj, ok := sel.Obj().(*types.Func)
+	if !ok || obj.Signature().Params().Len() != params || obj.Signature().Results().Len() != results {
+		return nil, false
+	}
+	return e.implicitCall(t, sel, obj)
+}
+
 func returnsString(f *types.Func) bool {
 	sig := f.Signature()
 	if sig.Params().Len() != 0 || sig.Results().Len() != 1 {

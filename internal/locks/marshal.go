@@ -1,8 +1,6 @@
 package locks
 
 import (
-	"go/types"
-
 	"golang.org/x/tools/go/ssa"
 )
 
@@ -32,25 +30,8 @@ func (e *engine) marshalled(fn *ssa.Function, args []ssa.Value, out []target) []
 	if !ok {
 		return out
 	}
-	if m, exact := e.marshalMethod(mi.X.Type()); m != nil {
+	if m, exact := e.implicitMethod(mi.X.Type(), "MarshalJSON", 0, 2); m != nil {
 		out = append(out, target{fn: m, vals: []ssa.Value{mi.X}, exact: exact})
 	}
 	return out
-}
-
-// marshalMethod returns t's MarshalJSON method, exact as implicitCall says.
-func (e *engine) marshalMethod(t types.Type) (*ssa.Function, bool) {
-	if types.IsInterface(t) {
-		return nil, false
-	}
-	prog := e.p.SSA.Pkg.Prog
-	sel := prog.MethodSets.MethodSet(t).Lookup(nil, "MarshalJSON")
-	if sel == nil {
-		return nil, false
-	}
-	obj, ok := sel.Obj().(*types.Func)
-	if !ok || obj.Signature().Params().Len() != 0 || obj.Signature().Results().Len() != 2 {
-		return nil, false
-	}
-	return e.implicitCall(t, sel, obj)
 }

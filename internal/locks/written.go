@@ -1,8 +1,6 @@
 package locks
 
 import (
-	"go/types"
-
 	"golang.org/x/tools/go/ssa"
 )
 
@@ -33,32 +31,14 @@ func (e *engine) written(fn *ssa.Function, args []ssa.Value, out []target) []tar
 	if !ok {
 		return out
 	}
-	name := "Write"
-	if fn.String() == "io.WriteString" && e.writeMethod(mi.X.Type(), "WriteString") != nil {
-		name = "WriteString"
-	}
-	if sel := e.writeMethod(mi.X.Type(), name); sel != nil {
-		if m, exact := e.implicitCall(mi.X.Type(), sel, sel.Obj().(*types.Func)); m != nil {
-			out = append(out, target{fn: m, vals: []ssa.Value{mi.X}, exact: exact})
+	m, exact := e.implicitMethod(mi.X.Type(), "Write", 1, 2)
+	if fn.String() == "io.WriteString" {
+		if ws, wsExact := e.implicitMethod(mi.X.Type(), "WriteString", 1, 2); ws != nil {
+			m, exact = ws, wsExact
 		}
 	}
+	if m != nil {
+		out = append(out, target{fn: m, vals: []ssa.Value{mi.X}, exact: exact})
+	}
 	return out
-}
-
-// writeMethod returns the selection of t's method name, when t is a
-// concrete type and the method writes (one parameter, results (int,
-// error)).
-func (e *engine) writeMethod(t types.Type, name string) *types.Selection {
-	if types.IsInterface(t) {
-		return nil
-	}
-	sel := e.p.SSA.Pkg.Prog.MethodSets.MethodSet(t).Lookup(nil, name)
-	if sel == nil {
-		return nil
-	}
-	obj, ok := sel.Obj().(*types.Func)
-	if !ok || obj.Signature().Params().Len() != 1 || obj.Signature().Results().Len() != 2 {
-		return nil
-	}
-	return sel
 }
